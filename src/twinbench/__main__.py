@@ -1,0 +1,3 @@
+from twinbench.cli import main
+
+main()

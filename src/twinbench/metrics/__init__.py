@@ -1,0 +1,1 @@
+"""Metric kernels (pure functions over numpy columns) and the metrics summary."""

@@ -1,0 +1,116 @@
+"""Assemble every metric of a graded table into one JSON-ready summary."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from twinbench import __version__
+from twinbench.grade import (
+    CORRECT_ABSTAIN,
+    CORRECT_ANSWER,
+    FALSE_ABSTAIN,
+    OUTCOMES,
+    WRONG_REASON,
+    GradedTable,
+)
+from twinbench.metrics._util import ratio
+from twinbench.metrics.abstention import abstention_precision, abstention_recall, twin_accuracy
+from twinbench.metrics.calibration import ECE_EDGES, brier_score, expected_calibration_error
+from twinbench.metrics.cost import CostTable, cost_weighted_score
+from twinbench.metrics.pairs import ideal_pair_rate
+from twinbench.metrics.selective import (
+    aurc,
+    best_threshold,
+    coverage,
+    risk_coverage_curve,
+    selective_risk,
+)
+from twinbench.records import FAMILIES
+
+METRICS_SCHEMA = "twinbench.metrics/1"
+
+
+def _family_block(g: GradedTable, valid: np.ndarray, f: int) -> dict[str, Any]:
+    unanswerable = valid & ~g.answerable & (g.family == f)
+    twins = valid & g.answerable & (g.family == f)
+    claimed = valid & g.abstain & (g.reason == f)
+    correct_abstain = g.outcome == CORRECT_ABSTAIN
+    return {
+        "unanswerable": int(unanswerable.sum()),
+        "twins": int(twins.sum()),
+        "recall": abstention_recall(correct_abstain, unanswerable),
+        "precision": abstention_precision(correct_abstain & unanswerable, claimed),
+        "twin_accuracy": twin_accuracy(g.outcome == CORRECT_ANSWER, twins),
+        "abstained_with_code": int(claimed.sum()),
+        "wrong_reason": int((unanswerable & (g.outcome == WRONG_REASON)).sum()),
+    }
+
+
+def _confidence_block(g: GradedTable, valid: np.ndarray) -> dict[str, Any] | None:
+    has_conf = valid & ~np.isnan(g.confidence)
+    if not has_conf.any():
+        return None
+    answered = valid & ~g.abstain
+    complete = bool(has_conf[answered].all())
+    block: dict[str, Any] = {
+        "rows_with_confidence": int(has_conf.sum()),
+        "ece": expected_calibration_error(g.confidence[has_conf], g.correct[has_conf]),
+        "ece_bin_edges": list(ECE_EDGES),
+        "brier": brier_score(g.confidence[has_conf], g.correct[has_conf]),
+        "risk_coverage": None, "aurc": None, "best_threshold": None,
+    }
+    if complete:  # the curve needs a confidence on every answered row
+        rows = valid
+        wrong = ~g.correct[rows]
+        curve = risk_coverage_curve(answered[rows], wrong, g.confidence[rows])
+        block["risk_coverage"] = curve
+        block["aurc"] = aurc(curve)
+        block["best_threshold"] = best_threshold(
+            answered[rows], (g.outcome == CORRECT_ANSWER)[rows], ~g.answerable[rows],
+            g.confidence[rows],
+        )
+    return block
+
+
+def summarize(g: GradedTable, costs: CostTable, languages: tuple[str, ...]) -> dict[str, Any]:
+    """Compute every metric of DESIGN.md's list (bar the paired protocol) over a graded table."""
+    valid = g.valid
+    outcome_counts = np.bincount(g.outcome, minlength=len(OUTCOMES))
+    n_valid = int(valid.sum())
+    answered = valid & ~g.abstain
+    unanswerable = valid & ~g.answerable
+    any_abstain = valid & g.abstain
+    run_key = g.trial * (int(g.permutation.max(initial=0)) + 1) + g.permutation
+    correct = g.correct
+    return {
+        "schema": METRICS_SCHEMA,
+        "twinbench_version": __version__,
+        "systems": list(g.systems),
+        "languages": list(languages),
+        "counts": {
+            "responses": len(g),
+            "valid": n_valid,
+            **{name: int(outcome_counts[i]) for i, name in enumerate(OUTCOMES)},
+        },
+        "families": {name: _family_block(g, valid, f) for f, name in enumerate(FAMILIES)},
+        "overall": {
+            "abstention_precision": abstention_precision(any_abstain, unanswerable),
+            "abstention_recall": abstention_recall(any_abstain, unanswerable),
+            "twin_accuracy": twin_accuracy(g.outcome == CORRECT_ANSWER, valid & g.answerable),
+            "accuracy": ratio(correct[valid].sum(), n_valid),
+            "accuracy_failures_as_wrong": ratio(correct.sum(), len(g)),
+            "coverage": coverage(answered[valid]),
+            "selective_risk": selective_risk(answered[valid], ~correct[valid]),
+            "cost_weighted_score": cost_weighted_score(
+                g.family[valid], correct[valid],
+                ((g.outcome == WRONG_REASON) | (g.outcome == FALSE_ABSTAIN))[valid], costs,
+            ),
+            "ideal_pairs": ideal_pair_rate(
+                g.pair[valid], run_key[valid], g.answerable[valid], correct[valid]
+            ),
+        },
+        "confidence": _confidence_block(g, valid),
+        "costs": costs.model_dump(),
+    }

@@ -1,0 +1,185 @@
+"""Versioned record models: items, responses, manifests and graded rows."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+ITEM_SCHEMA = "twinbench.item/1"
+RESPONSE_SCHEMA = "twinbench.response/1"
+MANIFEST_SCHEMA = "twinbench.manifest/1"
+GRADED_SCHEMA = "twinbench.graded/1"
+
+
+class ReasonCode(StrEnum):
+    """The closed set of abstention reason codes; each is also a family name."""
+
+    UNDERSPECIFIED_STATE = "underspecified_state"
+    CONTRADICTORY_OPTIONS = "contradictory_options"
+    OUT_OF_LANGUAGE = "out_of_language"
+
+
+FAMILIES: tuple[str, ...] = tuple(code.value for code in ReasonCode)
+
+Answer = str | bool | int | float
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ChoiceQuestion(_Record):
+    """Pick one option; the answer is the option text."""
+
+    type: Literal["choice"] = "choice"
+    instructions: str = Field(min_length=1)
+    options: list[str] = Field(min_length=2, max_length=255)
+
+
+class ScoreQuestion(_Record):
+    """Pick a rubric value; the answer is the legend value (a number)."""
+
+    type: Literal["score"] = "score"
+    instructions: str = Field(min_length=1)
+    legend: dict[str, float] = Field(min_length=2)
+
+
+class NoulQuestion(_Record):
+    """A yes/no question; the expected answer is a boolean, a response gives P(yes)."""
+
+    type: Literal["noul"] = "noul"
+    instructions: str = Field(min_length=1)
+
+
+Question = Annotated[ChoiceQuestion | ScoreQuestion | NoulQuestion, Field(discriminator="type")]
+
+
+class Expected(_Record):
+    """What a correct response does: abstain with a reason code, or give an answer."""
+
+    abstain: bool
+    reason: ReasonCode | None = None
+    answer: Answer | None = None
+
+    @model_validator(mode="after")
+    def _abstain_xor_answer(self) -> Expected:
+        if self.abstain and (self.reason is None or self.answer is not None):
+            raise ValueError("an expected abstention needs a reason and no answer")
+        if not self.abstain and (self.answer is None or self.reason is not None):
+            raise ValueError("an expected answer needs an answer and no reason")
+        return self
+
+
+class GeneratorRef(_Record):
+    """The generator (name and version) that built an item."""
+
+    name: str = Field(min_length=1)
+    version: str = Field(min_length=1)
+
+
+class Item(_Record):
+    """One benchmark item: an unanswerable item or its answerable twin."""
+
+    schema_: Literal["twinbench.item/1"] = Field(ITEM_SCHEMA, alias="schema")
+    id: str = Field(min_length=1)
+    pair_id: str = Field(min_length=1)
+    answerable: bool
+    family: ReasonCode
+    generator: GeneratorRef
+    seed: int
+    split: Literal["public", "holdout"] = "public"
+    language: str = Field("en", min_length=2)
+    state: str
+    adversarial: bool = False
+    question: Question
+    expected: Expected
+    twin_id: str = Field(min_length=1)
+    answer_if_supported: Answer | None = None
+    provenance: dict[str, Any] = Field(default_factory=dict)
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class Response(_Record):
+    """One system response to one item, trial and option permutation."""
+
+    schema_: Literal["twinbench.response/1"] = Field(RESPONSE_SCHEMA, alias="schema")
+    item_id: str = Field(min_length=1)
+    system: str = Field(min_length=1)
+    trial: int = Field(0, ge=0)
+    permutation: int = Field(0, ge=0)
+    status: Literal["ok", "invalid", "rejected", "error"]
+    abstain: bool | None = None
+    reason: ReasonCode | None = None
+    answer: Answer | None = None
+    confidence: float | None = Field(None, ge=0.0, le=1.0)
+    probabilities: dict[str, float] | None = None
+    raw: Any = None
+    error: str | None = None
+    latency_ms: float | None = Field(None, ge=0.0)
+    usage: dict[str, Any] | None = None
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    @model_validator(mode="after")
+    def _status_consistent(self) -> Response:
+        if self.status == "ok":
+            if self.abstain is None:
+                raise ValueError("an ok response needs abstain true or false")
+            if not self.abstain and self.answer is None:
+                raise ValueError("an ok response that does not abstain needs an answer")
+        elif self.abstain:
+            raise ValueError(f"a {self.status} response is never an abstention")
+        return self
+
+
+class Manifest(BaseModel):
+    """What a benchmark directory holds: generators, seeds, counts, ratio and file hashes."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+    schema_: Literal["twinbench.manifest/1"] = Field(MANIFEST_SCHEMA, alias="schema")
+    twinbench_version: str
+    seed: int
+    generators: list[dict[str, Any]]
+    ratio: dict[str, int]
+    counts: dict[str, Any]
+    files: dict[str, str]
+
+
+Outcome = Literal[
+    "correct_abstain", "wrong_reason", "false_commit",
+    "correct_answer", "wrong_answer", "false_abstain",
+    "invalid", "rejected", "error",
+]
+
+
+class GradedRow(_Record):
+    """A response after grading, joined with what its item expected."""
+
+    schema_: Literal["twinbench.graded/1"] = Field(GRADED_SCHEMA, alias="schema")
+    item_id: str
+    pair_id: str
+    family: ReasonCode
+    answerable: bool
+    system: str
+    trial: int
+    permutation: int
+    status: Literal["ok", "invalid", "rejected", "error"]
+    outcome: Outcome
+    correct: bool | None
+    abstain: bool | None
+    reason: ReasonCode | None
+    confidence: float | None
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+SCHEMAS: dict[str, type[BaseModel]] = {
+    "item": Item,
+    "response": Response,
+    "manifest": Manifest,
+    "graded": GradedRow,
+}

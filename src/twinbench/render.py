@@ -1,0 +1,86 @@
+"""Human-readable views of a metrics summary: a rich table and Markdown."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Group
+from rich.table import Table
+
+from twinbench.records import FAMILIES
+
+_FAMILY_COLUMNS = (
+    ("unanswerable", "items"), ("twins", "twins"), ("recall", "recall"),
+    ("precision", "precision"), ("twin_accuracy", "twin acc"), ("wrong_reason", "wrong code"),
+)
+_OVERALL_ROWS = (
+    ("abstention_precision", "abstention precision (any code)"),
+    ("abstention_recall", "abstention recall (any code)"),
+    ("twin_accuracy", "twin accuracy"),
+    ("accuracy", "accuracy (valid responses)"),
+    ("accuracy_failures_as_wrong", "accuracy (invalid/rejected/error as wrong)"),
+    ("coverage", "coverage"),
+    ("selective_risk", "selective risk"),
+    ("cost_weighted_score", "cost-weighted score"),
+)
+
+
+def fmt(value: Any) -> str:
+    """Format a metric value: 3 decimals for floats, '-' for missing."""
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    return str(value)
+
+
+def _overall_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
+    overall = summary["overall"]
+    rows = [(label, fmt(overall[key])) for key, label in _OVERALL_ROWS]
+    pairs = overall["ideal_pairs"]
+    rows.append(("ideal pair rate", f"{fmt(pairs['rate'])} ({pairs['ideal']}/{pairs['pairs']})"))
+    conf = summary.get("confidence")
+    if conf:
+        rows += [("ECE (10 equal-width bins)", fmt(conf["ece"])), ("Brier", fmt(conf["brier"])),
+                 ("AURC", fmt(conf["aurc"]))]
+        best = conf.get("best_threshold")
+        if best:
+            rows.append(("best exact / threshold",
+                         f"{fmt(best['best_exact'])} / {fmt(best['threshold'])}"))
+    counts = summary["counts"]
+    rows.append(("responses (valid / invalid / rejected / error)",
+                 f"{counts['responses']} ({counts['valid']} / {counts['invalid']} / "
+                 f"{counts['rejected']} / {counts['error']})"))
+    return rows
+
+
+def metrics_table(summary: dict[str, Any]) -> Group:
+    """Two rich tables: per-family abstention metrics, then overall figures."""
+    systems = ", ".join(summary["systems"]) or "-"
+    families = Table(title=f"twinbench — {systems} (languages: {', '.join(summary['languages'])})")
+    families.add_column("family", no_wrap=True)
+    for _, label in _FAMILY_COLUMNS:
+        families.add_column(label, justify="right")
+    for name in FAMILIES:
+        block = summary["families"][name]
+        families.add_row(name, *(fmt(block[key]) for key, _ in _FAMILY_COLUMNS))
+    overall = Table(title="overall", show_header=False)
+    overall.add_column("metric")
+    overall.add_column("value", justify="right")
+    for label, value in _overall_rows(summary):
+        overall.add_row(label, value)
+    return Group(families, overall)
+
+
+def metrics_markdown(summary: dict[str, Any]) -> str:
+    """The same two tables as Markdown."""
+    lines = [f"# twinbench metrics — {', '.join(summary['systems'])}", "",
+             f"Declared languages: {', '.join(summary['languages'])}.", "",
+             "| family | " + " | ".join(label for _, label in _FAMILY_COLUMNS) + " |",
+             "|---|" + "---:|" * len(_FAMILY_COLUMNS)]
+    for name in FAMILIES:
+        block = summary["families"][name]
+        lines.append(f"| {name} | " + " | ".join(fmt(block[k]) for k, _ in _FAMILY_COLUMNS) + " |")
+    lines += ["", "| metric | value |", "|---|---:|"]
+    lines += [f"| {label} | {value} |" for label, value in _overall_rows(summary)]
+    return "\n".join(lines) + "\n"

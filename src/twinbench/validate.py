@@ -1,0 +1,102 @@
+"""Checks on item and response files beyond what the record schema can express."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from twinbench.jsonl import load_models
+from twinbench.normalize import normalize_option
+from twinbench.records import Answer, ChoiceQuestion, Item, NoulQuestion, ReasonCode, Response
+
+
+def _answer_problem(item: Item, answer: Answer | None, what: str) -> str | None:
+    question = item.question
+    if isinstance(question, ChoiceQuestion):
+        if answer not in question.options:
+            return f"{what} {answer!r} is not one of the options"
+    elif isinstance(question, NoulQuestion):
+        if not isinstance(answer, bool):
+            return f"{what} {answer!r} must be true or false for a noul question"
+    elif (
+        isinstance(answer, bool)
+        or not isinstance(answer, int | float)
+        or float(answer) not in question.legend.values()
+    ):
+        return f"{what} {answer!r} is not one of the legend values"
+    return None
+
+
+def item_problems(item: Item) -> list[str]:
+    """Return what is wrong with one item on its own (empty when it is sound)."""
+    problems: list[str] = []
+    expected = item.expected
+    if item.answerable == expected.abstain:
+        problems.append("answerable must be the opposite of expected.abstain")
+    if not item.answerable and expected.reason != item.family:
+        problems.append(f"reason code {expected.reason} does not match family {item.family}")
+    if item.twin_id == item.id:
+        problems.append("twin_id points to the item itself")
+    if not expected.abstain:
+        problem = _answer_problem(item, expected.answer, "expected answer")
+        if problem:
+            problems.append(problem)
+    if not item.answerable and item.family == ReasonCode.OUT_OF_LANGUAGE:
+        if item.answer_if_supported is None:
+            problems.append("an out_of_language item needs answer_if_supported")
+        else:
+            problem = _answer_problem(item, item.answer_if_supported, "answer_if_supported")
+            if problem:
+                problems.append(problem)
+    if isinstance(item.question, ChoiceQuestion):
+        counts = Counter(normalize_option(option) for option in item.question.options)
+        clashes = sorted(text for text, n in counts.items() if n > 1)
+        may_clash = not item.answerable and item.family == ReasonCode.CONTRADICTORY_OPTIONS
+        if clashes and not may_clash:
+            problems.append(
+                f"options collide after normalisation ({clashes[0]!r}); only "
+                "unanswerable contradictory_options items may have duplicate options"
+            )
+    return problems
+
+
+def link_problems(items: dict[str, tuple[int, Item]]) -> list[tuple[int, str]]:
+    """Return (line, problem) for broken twin links: missing, one-way, or not a pair."""
+    problems: list[tuple[int, str]] = []
+    for item_id, (lineno, item) in items.items():
+        found = items.get(item.twin_id)
+        if found is None:
+            problems.append((lineno, f"twin {item.twin_id!r} of {item_id!r} is missing"))
+            continue
+        twin = found[1]
+        if twin.twin_id != item_id:
+            problems.append(
+                (lineno, f"twin link is not mutual: {item.twin_id!r} points to {twin.twin_id!r}")
+            )
+        elif item.answerable == twin.answerable:
+            kind = "answerable" if item.answerable else "unanswerable"
+            problems.append((lineno, f"{item_id!r} and its twin are both {kind}"))
+        elif twin.pair_id != item.pair_id or twin.family != item.family:
+            problems.append((lineno, f"{item_id!r} and its twin differ in pair_id or family"))
+    return problems
+
+
+def validate_files(items_path: Path, responses_path: Path | None = None) -> list[str]:
+    """Validate an item file (and optionally a response file); return `FILE:LINE: …` problems."""
+    problems: list[str] = []
+    items: dict[str, tuple[int, Item]] = {}
+    for lineno, item in load_models(items_path, Item, problems):
+        if item.id in items:
+            first = items[item.id][0]
+            problems.append(f"{items_path}:{lineno}: duplicate id {item.id!r} (first on line {first})")
+            continue
+        items[item.id] = (lineno, item)
+        problems.extend(f"{items_path}:{lineno}: {p}" for p in item_problems(item))
+    problems.extend(f"{items_path}:{line}: {p}" for line, p in link_problems(items))
+    if responses_path is not None:
+        for lineno, response in load_models(responses_path, Response, problems):
+            if response.item_id not in items:
+                problems.append(
+                    f"{responses_path}:{lineno}: response for unknown item {response.item_id!r}"
+                )
+    return problems
