@@ -31,13 +31,20 @@ from twinbench.normalize import normalize_option
 from twinbench.records import FAMILIES, ChoiceQuestion, Item, NoulQuestion, ReasonCode
 
 OUTCOMES: tuple[str, ...] = (
-    "correct_abstain", "wrong_reason", "false_commit",
-    "correct_answer", "wrong_answer", "false_abstain",
-    "invalid", "rejected", "error",
+    "correct_abstain",
+    "wrong_reason",
+    "false_commit",
+    "correct_answer",
+    "wrong_answer",
+    "false_abstain",
+    "invalid",
+    "rejected",
+    "error",
 )
 STATUSES: tuple[str, ...] = ("ok", "invalid", "rejected", "error")
-(CORRECT_ABSTAIN, WRONG_REASON, FALSE_COMMIT,
- CORRECT_ANSWER, WRONG_ANSWER, FALSE_ABSTAIN) = range(6)
+(CORRECT_ABSTAIN, WRONG_REASON, FALSE_COMMIT, CORRECT_ANSWER, WRONG_ANSWER, FALSE_ABSTAIN) = range(
+    6
+)
 _FAMILY_INDEX = {family: i for i, family in enumerate(FAMILIES)}
 _KIND_CHOICE, _KIND_SCORE, _KIND_NOUL = range(3)
 
@@ -64,7 +71,11 @@ def expected_table(items: Sequence[Item], languages: Iterable[str] = ("en",)) ->
     """Compile items into the lookup the grader uses, applying the declared-language rule."""
     declared = tuple(sorted(set(languages)))
     pairs: dict[str, int] = {}
-    family, answerable, pair, kind, answer = [], [], [], [], []
+    family: list[int] = []
+    answerable: list[bool] = []
+    pair: list[int] = []
+    kind: list[int] = []
+    answer: list[Any] = []
     for item in items:
         fam, ok, expected_answer = item.family.value, item.answerable, item.expected.answer
         if item.language not in declared:
@@ -86,9 +97,14 @@ def expected_table(items: Sequence[Item], languages: Iterable[str] = ("en",)) ->
         pair.append(pairs.setdefault(item.pair_id, len(pairs)))
     ids = [item.id for item in items]
     return ExpectedTable(
-        ids=ids, index={item_id: i for i, item_id in enumerate(ids)},
-        family=np.array(family, dtype=np.int64), answerable=np.array(answerable, dtype=bool),
-        pair=np.array(pair, dtype=np.int64), kind=kind, answer=answer, languages=declared,
+        ids=ids,
+        index={item_id: i for i, item_id in enumerate(ids)},
+        family=np.array(family, dtype=np.int64),
+        answerable=np.array(answerable, dtype=bool),
+        pair=np.array(pair, dtype=np.int64),
+        kind=kind,
+        answer=answer,
+        languages=declared,
     )
 
 
@@ -110,19 +126,18 @@ class GradedTable:
     @property
     def valid(self) -> BoolArray:
         """Rows whose response status was ok."""
-        return self.outcome < 6
+        valid: BoolArray = self.outcome < 6
+        return valid
 
     @property
     def correct(self) -> BoolArray:
         """Rows graded correct (a correct abstention or a correct answer)."""
-        return (self.outcome == CORRECT_ABSTAIN) | (self.outcome == CORRECT_ANSWER)
+        return np.isin(self.outcome, (CORRECT_ABSTAIN, CORRECT_ANSWER))
 
     @property
     def abstain(self) -> BoolArray:
         """Valid rows that abstained (with any code)."""
-        return (self.outcome == CORRECT_ABSTAIN) | (self.outcome == WRONG_REASON) | (
-            self.outcome == FALSE_ABSTAIN
-        )
+        return np.isin(self.outcome, (CORRECT_ABSTAIN, WRONG_REASON, FALSE_ABSTAIN))
 
     def __len__(self) -> int:
         return int(self.outcome.shape[0])
@@ -140,7 +155,9 @@ def _answer_matches(kind: int, expected: Any, answer: Any) -> bool:
     return (float(answer) >= 0.5) == bool(expected)
 
 
-def grade_rows(rows: Iterable[tuple[str, int, dict[str, Any]]], table: ExpectedTable) -> GradedTable:
+def grade_rows(
+    rows: Iterable[tuple[str, int, dict[str, Any]]], table: ExpectedTable
+) -> GradedTable:
     """Grade parsed response objects; `rows` yields (source, line, object) for error messages."""
     reason_index = {family: i for i, family in enumerate(FAMILIES)}
     status_outcome = {"invalid": 6, "rejected": 7, "error": 8}
@@ -191,12 +208,16 @@ def grade_rows(rows: Iterable[tuple[str, int, dict[str, Any]]], table: ExpectedT
             outcome_col.append(CORRECT_ABSTAIN if code == family[i] else WRONG_REASON)
     items = np.array(item_col, dtype=np.int64)
     return GradedTable(
-        item=items, family=table.family[items], answerable=table.answerable[items],
-        pair=table.pair[items], trial=np.array(trial_col, dtype=np.int64),
+        item=items,
+        family=table.family[items],
+        answerable=table.answerable[items],
+        pair=table.pair[items],
+        trial=np.array(trial_col, dtype=np.int64),
         permutation=np.array(perm_col, dtype=np.int64),
         outcome=np.array(outcome_col, dtype=np.int64),
         reason=np.array(reason_col, dtype=np.int64),
-        confidence=np.array(conf_col, dtype=np.float64), systems=tuple(systems),
+        confidence=np.array(conf_col, dtype=np.float64),
+        systems=tuple(systems),
     )
 
 

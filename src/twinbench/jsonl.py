@@ -49,7 +49,9 @@ def iter_json_lines(path: Path) -> Iterator[tuple[int, Any]]:
             except orjson.JSONDecodeError as exc:
                 raise _json_problem(path, lineno, line, exc) from None
             if not isinstance(obj, dict):
-                raise InputError(f"{path}:{lineno}: expected a JSON object, got {type(obj).__name__}")
+                raise InputError(
+                    f"{path}:{lineno}: expected a JSON object, got {type(obj).__name__}"
+                )
             seen = True
             yield lineno, obj
     if not seen:

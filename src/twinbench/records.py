@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-ITEM_SCHEMA = "twinbench.item/1"
-RESPONSE_SCHEMA = "twinbench.response/1"
-MANIFEST_SCHEMA = "twinbench.manifest/1"
-GRADED_SCHEMA = "twinbench.graded/1"
+ITEM_SCHEMA: Final = "twinbench.item/1"
+RESPONSE_SCHEMA: Final = "twinbench.response/1"
+MANIFEST_SCHEMA: Final = "twinbench.manifest/1"
+GRADED_SCHEMA: Final = "twinbench.graded/1"
 
 
 class ReasonCode(StrEnum):
@@ -150,9 +150,15 @@ class Manifest(BaseModel):
 
 
 Outcome = Literal[
-    "correct_abstain", "wrong_reason", "false_commit",
-    "correct_answer", "wrong_answer", "false_abstain",
-    "invalid", "rejected", "error",
+    "correct_abstain",
+    "wrong_reason",
+    "false_commit",
+    "correct_answer",
+    "wrong_answer",
+    "false_abstain",
+    "invalid",
+    "rejected",
+    "error",
 ]
 
 

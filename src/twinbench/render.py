@@ -10,8 +10,12 @@ from rich.table import Table
 from twinbench.records import FAMILIES
 
 _FAMILY_COLUMNS = (
-    ("unanswerable", "items"), ("twins", "twins"), ("recall", "recall"),
-    ("precision", "precision"), ("twin_accuracy", "twin acc"), ("wrong_reason", "wrong code"),
+    ("unanswerable", "items"),
+    ("twins", "twins"),
+    ("recall", "recall"),
+    ("precision", "precision"),
+    ("twin_accuracy", "twin acc"),
+    ("wrong_reason", "wrong code"),
 )
 _OVERALL_ROWS = (
     ("abstention_precision", "abstention precision (any code)"),
@@ -41,16 +45,24 @@ def _overall_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
     rows.append(("ideal pair rate", f"{fmt(pairs['rate'])} ({pairs['ideal']}/{pairs['pairs']})"))
     conf = summary.get("confidence")
     if conf:
-        rows += [("ECE (10 equal-width bins)", fmt(conf["ece"])), ("Brier", fmt(conf["brier"])),
-                 ("AURC", fmt(conf["aurc"]))]
+        rows += [
+            ("ECE (10 equal-width bins)", fmt(conf["ece"])),
+            ("Brier", fmt(conf["brier"])),
+            ("AURC", fmt(conf["aurc"])),
+        ]
         best = conf.get("best_threshold")
         if best:
-            rows.append(("best exact / threshold",
-                         f"{fmt(best['best_exact'])} / {fmt(best['threshold'])}"))
+            rows.append(
+                ("best exact / threshold", f"{fmt(best['best_exact'])} / {fmt(best['threshold'])}")
+            )
     counts = summary["counts"]
-    rows.append(("responses (valid / invalid / rejected / error)",
-                 f"{counts['responses']} ({counts['valid']} / {counts['invalid']} / "
-                 f"{counts['rejected']} / {counts['error']})"))
+    rows.append(
+        (
+            "responses (valid / invalid / rejected / error)",
+            f"{counts['responses']} ({counts['valid']} / {counts['invalid']} / "
+            f"{counts['rejected']} / {counts['error']})",
+        )
+    )
     return rows
 
 
@@ -74,10 +86,14 @@ def metrics_table(summary: dict[str, Any]) -> Group:
 
 def metrics_markdown(summary: dict[str, Any]) -> str:
     """The same two tables as Markdown."""
-    lines = [f"# twinbench metrics — {', '.join(summary['systems'])}", "",
-             f"Declared languages: {', '.join(summary['languages'])}.", "",
-             "| family | " + " | ".join(label for _, label in _FAMILY_COLUMNS) + " |",
-             "|---|" + "---:|" * len(_FAMILY_COLUMNS)]
+    lines = [
+        f"# twinbench metrics — {', '.join(summary['systems'])}",
+        "",
+        f"Declared languages: {', '.join(summary['languages'])}.",
+        "",
+        "| family | " + " | ".join(label for _, label in _FAMILY_COLUMNS) + " |",
+        "|---|" + "---:|" * len(_FAMILY_COLUMNS),
+    ]
     for name in FAMILIES:
         block = summary["families"][name]
         lines.append(f"| {name} | " + " | ".join(fmt(block[k]) for k, _ in _FAMILY_COLUMNS) + " |")

@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from twinbench.jsonl import load_models
+from pydantic import ValidationError
+
+from twinbench.jsonl import InputError, describe_validation_error, iter_json_lines, load_models
 from twinbench.normalize import normalize_option
 from twinbench.records import Answer, ChoiceQuestion, Item, NoulQuestion, ReasonCode, Response
 
@@ -60,19 +62,45 @@ def item_problems(item: Item) -> list[str]:
     return problems
 
 
-def link_problems(items: dict[str, tuple[int, Item]]) -> list[tuple[int, str]]:
-    """Return (line, problem) for broken twin links: missing, one-way, or not a pair."""
+def _is_mutual(items: dict[str, tuple[int, Item]], item_id: str) -> bool:
+    twin = items.get(items[item_id][1].twin_id)
+    return twin is not None and twin[1].twin_id == item_id
+
+
+def link_problems(
+    items: dict[str, tuple[int, Item]], unreadable: frozenset[str] | set[str] = frozenset()
+) -> list[tuple[int, str]]:
+    """Return (line, problem) for broken twin links: missing, one-way, or not a pair.
+
+    Ids in `unreadable` belong to lines already reported as bad; links to them are not
+    reported a second time.
+    """
     problems: list[tuple[int, str]] = []
     for item_id, (lineno, item) in items.items():
         found = items.get(item.twin_id)
+        if found is None and item.twin_id in unreadable:
+            continue
         if found is None:
             problems.append((lineno, f"twin {item.twin_id!r} of {item_id!r} is missing"))
             continue
         twin = found[1]
         if twin.twin_id != item_id:
-            problems.append(
-                (lineno, f"twin link is not mutual: {item.twin_id!r} points to {twin.twin_id!r}")
-            )
+            if _is_mutual(items, item.twin_id):
+                problems.append(
+                    (
+                        lineno,
+                        f"twin {item.twin_id!r} of {item_id!r} is already "
+                        f"paired with {twin.twin_id!r}",
+                    )
+                )
+            elif not (twin.twin_id in items and _is_mutual(items, twin.twin_id)):
+                # when the twin's own link is the stray one, it is reported on its line
+                problems.append(
+                    (
+                        lineno,
+                        f"twin link is not mutual: {item.twin_id!r} points to {twin.twin_id!r}",
+                    )
+                )
         elif item.answerable == twin.answerable:
             kind = "answerable" if item.answerable else "unanswerable"
             problems.append((lineno, f"{item_id!r} and its twin are both {kind}"))
@@ -81,18 +109,40 @@ def link_problems(items: dict[str, tuple[int, Item]]) -> list[tuple[int, str]]:
     return problems
 
 
+def _load_items(path: Path, problems: list[str], unreadable: set[str]) -> list[tuple[int, Item]]:
+    """Validate each line as an Item; note the ids of lines that fail the schema."""
+    items: list[tuple[int, Item]] = []
+    try:
+        for lineno, obj in iter_json_lines(path):
+            try:
+                items.append((lineno, Item.model_validate(obj)))
+            except ValidationError as exc:
+                problems.append(f"{path}:{lineno}: {describe_validation_error(exc)}")
+                if isinstance(obj.get("id"), str):
+                    unreadable.add(obj["id"])
+    except InputError as exc:  # unreadable JSON: the rest of the file cannot be trusted
+        problems.append(str(exc))
+        unreadable.add("*")
+    return items
+
+
 def validate_files(items_path: Path, responses_path: Path | None = None) -> list[str]:
     """Validate an item file (and optionally a response file); return `FILE:LINE: …` problems."""
     problems: list[str] = []
     items: dict[str, tuple[int, Item]] = {}
-    for lineno, item in load_models(items_path, Item, problems):
+    unreadable: set[str] = set()
+    for lineno, item in _load_items(items_path, problems, unreadable):
         if item.id in items:
             first = items[item.id][0]
-            problems.append(f"{items_path}:{lineno}: duplicate id {item.id!r} (first on line {first})")
+            problems.append(
+                f"{items_path}:{lineno}: duplicate id {item.id!r} (first on line {first})"
+            )
             continue
         items[item.id] = (lineno, item)
         problems.extend(f"{items_path}:{lineno}: {p}" for p in item_problems(item))
-    problems.extend(f"{items_path}:{line}: {p}" for line, p in link_problems(items))
+    if "*" not in unreadable:
+        links = link_problems(items, unreadable)
+        problems.extend(f"{items_path}:{line}: {p}" for line, p in links)
     if responses_path is not None:
         for lineno, response in load_models(responses_path, Response, problems):
             if response.item_id not in items:

@@ -15,7 +15,7 @@ def coverage(answered: BoolArray) -> float | None:
 
 
 def selective_risk(answered: BoolArray, wrong: BoolArray) -> float | None:
-    """selective risk = #(answered and wrong) / #answered; answering an unanswerable item is wrong."""
+    """selective risk = #(answered and wrong) / #answered (answering an unanswerable is wrong)."""
     return ratio((answered & wrong).sum(), answered.sum())
 
 

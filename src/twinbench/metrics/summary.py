@@ -59,7 +59,9 @@ def _confidence_block(g: GradedTable, valid: np.ndarray) -> dict[str, Any] | Non
         "ece": expected_calibration_error(g.confidence[has_conf], g.correct[has_conf]),
         "ece_bin_edges": list(ECE_EDGES),
         "brier": brier_score(g.confidence[has_conf], g.correct[has_conf]),
-        "risk_coverage": None, "aurc": None, "best_threshold": None,
+        "risk_coverage": None,
+        "aurc": None,
+        "best_threshold": None,
     }
     if complete:  # the curve needs a confidence on every answered row
         rows = valid
@@ -68,7 +70,9 @@ def _confidence_block(g: GradedTable, valid: np.ndarray) -> dict[str, Any] | Non
         block["risk_coverage"] = curve
         block["aurc"] = aurc(curve)
         block["best_threshold"] = best_threshold(
-            answered[rows], (g.outcome == CORRECT_ANSWER)[rows], ~g.answerable[rows],
+            answered[rows],
+            (g.outcome == CORRECT_ANSWER)[rows],
+            ~g.answerable[rows],
             g.confidence[rows],
         )
     return block
@@ -96,7 +100,7 @@ def summarize(g: GradedTable, costs: CostTable, languages: tuple[str, ...]) -> d
         },
         "families": {name: _family_block(g, valid, f) for f, name in enumerate(FAMILIES)},
         "overall": {
-            "abstention_precision": abstention_precision(any_abstain, unanswerable),
+            "abstention_precision": abstention_precision(any_abstain & unanswerable, any_abstain),
             "abstention_recall": abstention_recall(any_abstain, unanswerable),
             "twin_accuracy": twin_accuracy(g.outcome == CORRECT_ANSWER, valid & g.answerable),
             "accuracy": ratio(correct[valid].sum(), n_valid),
@@ -104,8 +108,10 @@ def summarize(g: GradedTable, costs: CostTable, languages: tuple[str, ...]) -> d
             "coverage": coverage(answered[valid]),
             "selective_risk": selective_risk(answered[valid], ~correct[valid]),
             "cost_weighted_score": cost_weighted_score(
-                g.family[valid], correct[valid],
-                ((g.outcome == WRONG_REASON) | (g.outcome == FALSE_ABSTAIN))[valid], costs,
+                g.family[valid],
+                correct[valid],
+                ((g.outcome == WRONG_REASON) | (g.outcome == FALSE_ABSTAIN))[valid],
+                costs,
             ),
             "ideal_pairs": ideal_pair_rate(
                 g.pair[valid], run_key[valid], g.answerable[valid], correct[valid]
