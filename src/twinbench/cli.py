@@ -7,7 +7,7 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, ParamSpec, TypeVar
+from typing import Annotated, Any, ParamSpec, TypeVar
 
 import typer
 from rich.console import Console
@@ -122,6 +122,73 @@ def grade(
     console.print(metrics_table(summary))
     if out is not None:
         console.print(f"wrote {out / 'metrics.json'} and {out / 'metrics.md'}")
+
+
+@app.command()
+@user_errors
+def build(
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder to write the benchmark into")],
+    seed: Annotated[int, typer.Option(help="Build seed: fixes partition, choices, option order")] = 0,
+    per_generator: Annotated[
+        int | None,
+        typer.Option(min=1, help="At most this many pairs per generator (default: all sources)"),
+    ] = None,
+    ratio: Annotated[
+        str,
+        typer.Option(help="Answerable:unanswerable ratio A:U with A >= U; extra twins stay unpaired"),
+    ] = "1:1",
+    holdout: Annotated[
+        str,
+        typer.Option(help="Comma-separated generators whose outputs go only to holdout/"),
+    ] = "",
+    errata: Annotated[
+        Path | None,
+        typer.Option(help="Errata JSON (twinbench.errata/1): listed items' pairs are dropped"),
+    ] = None,
+) -> None:
+    """Build a benchmark from the embedded corpus: items.jsonl, manifest.json, holdout/."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    from twinbench.build import build as run_build
+    from twinbench.build import parse_ratio
+    from twinbench.errata import load_errata
+
+    parsed_ratio = parse_ratio(ratio)
+    loaded_errata = load_errata(errata) if errata is not None else None
+    held = tuple(name.strip() for name in holdout.split(",") if name.strip())
+    with Progress(
+        TextColumn("{task.description:<22}"), BarColumn(), MofNCompleteColumn(),
+        console=errors, transient=True,
+    ) as bar:
+        tasks: dict[str, object] = {}
+
+        def progress(name: str, done: int, total: int) -> None:
+            if name not in tasks:
+                tasks[name] = bar.add_task(name, total=total)
+            bar.update(tasks[name], completed=done)  # type: ignore[arg-type]
+
+        result = run_build(
+            out, seed=seed, per_generator=per_generator, ratio=parsed_ratio, holdout=held,
+            errata=loaded_errata, progress=progress,
+        )
+    _print_build_summary(result.manifest, out)
+
+
+def _print_build_summary(manifest: dict[str, Any], out: Path) -> None:
+    from rich.table import Table
+
+    table = Table(title=f"benchmark {out} (seed {manifest['seed']})")
+    for column in ("generator", "family", "split", "pairs", "dropped", "item/twin length"):
+        table.add_column(column, justify="right" if column in ("pairs",) else "left")
+    for g in manifest["generators"]:
+        dropped = ", ".join(f"{k} {v}" for k, v in g["dropped"].items() if v) or "-"
+        table.add_row(g["name"], g["family"], g["split"], str(g["pairs"]), dropped,
+                      f"{g['length_ratio_item_to_twin']}")
+    console.print(table)
+    ratio = manifest["ratio"]
+    console.print(f"answerable:unanswerable = {ratio['answerable']}:{ratio['unanswerable']}; "
+                  f"wrote {out / 'items.jsonl'}, {out / 'holdout' / 'items.jsonl'}, "
+                  f"{out / 'manifest.json'}")
 
 
 def main() -> None:

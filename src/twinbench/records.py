@@ -43,7 +43,7 @@ class ScoreQuestion(_Record):
 
     type: Literal["score"] = "score"
     instructions: str = Field(min_length=1)
-    legend: dict[str, float] = Field(min_length=2)
+    legend: dict[str, int | float] = Field(min_length=2)
 
 
 class NoulQuestion(_Record):
@@ -95,7 +95,7 @@ class Item(_Record):
     adversarial: bool = False
     question: Question
     expected: Expected
-    twin_id: str = Field(min_length=1)
+    twin_id: str | None = Field(None, min_length=1)
     answer_if_supported: Answer | None = None
     provenance: dict[str, Any] = Field(default_factory=dict)
 

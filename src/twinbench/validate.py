@@ -63,7 +63,8 @@ def item_problems(item: Item) -> list[str]:
 
 
 def _is_mutual(items: dict[str, tuple[int, Item]], item_id: str) -> bool:
-    twin = items.get(items[item_id][1].twin_id)
+    twin_id = items[item_id][1].twin_id
+    twin = items.get(twin_id) if twin_id is not None else None
     return twin is not None and twin[1].twin_id == item_id
 
 
@@ -77,6 +78,10 @@ def link_problems(
     """
     problems: list[tuple[int, str]] = []
     for item_id, (lineno, item) in items.items():
+        if item.twin_id is None:
+            if not item.answerable:
+                problems.append((lineno, f"unanswerable item {item_id!r} has no twin"))
+            continue
         found = items.get(item.twin_id)
         if found is None and item.twin_id in unreadable:
             continue

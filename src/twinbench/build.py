@@ -1,0 +1,229 @@
+"""`twinbench build`: partition the corpus, run every generator, write the benchmark folder."""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from twinbench import __version__
+from twinbench.corpus import Corpus, Scenario, corpus_dir, load_corpus
+from twinbench.errata import Errata
+from twinbench.generators import REGISTRY, Generator, Pair, Pool, registered
+from twinbench.generators.base import item_seed
+from twinbench.jsonl import InputError, write_json, write_jsonl
+from twinbench.records import MANIFEST_SCHEMA, ChoiceQuestion, Item
+
+#: share of the free base scenarios (choice questions only) given to exact_duplicate
+DUPLICATE_SHARE = 0.33
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass
+class BuildResult:
+    """What a build produced: public and held-out items, drops, and the manifest."""
+
+    public: list[Item] = field(default_factory=list)
+    holdout: list[Item] = field(default_factory=list)
+    pairs: dict[str, list[Pair]] = field(default_factory=dict)
+    dropped: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
+    manifest: dict[str, Any] = field(default_factory=dict)
+
+
+def parse_ratio(text: str) -> tuple[int, int]:
+    """Parse `A:U` (answerable:unanswerable, A >= U >= 1)."""
+    parts = text.split(":")
+    if len(parts) != 2 or not all(p.strip().isdigit() for p in parts):
+        raise InputError(f"--ratio: expected A:U with whole numbers, like 1:1 or 2:1, got {text!r}")
+    answerable, unanswerable = (int(p) for p in parts)
+    if unanswerable < 1 or answerable < unanswerable:
+        raise InputError(
+            f"--ratio: {text!r} needs A >= U >= 1 (every unanswerable item keeps its twin)"
+        )
+    return answerable, unanswerable
+
+
+def partition(corpus: Corpus, seed: int) -> dict[str, list[Scenario]]:
+    """Split the base scenarios so no scenario (hence no state) feeds two generators.
+
+    Translated scenarios go to `translation` (their English originals are its twins). The rest
+    are shuffled per domain with `seed` and dealt round-robin across domains: choice scenarios
+    to `exact_duplicate` until it holds DUPLICATE_SHARE of them, the others alternately to
+    `redaction` and `rematch` within each domain.
+    """
+    translated = {t.scenario_id for t in corpus.translations}
+    rng = np.random.default_rng([seed, 1])
+    by_domain: dict[str, list[Scenario]] = defaultdict(list)
+    for scenario in corpus.scenarios:
+        if scenario.id not in translated:
+            by_domain[scenario.domain].append(scenario)
+    queues = [
+        [group[i] for i in rng.permutation(len(group))] for _, group in sorted(by_domain.items())
+    ]
+    dealt = [q[i] for i in range(max(map(len, queues), default=0)) for q in queues if i < len(q)]
+    shares: dict[str, list[Scenario]] = {"redaction": [], "rematch": [], "exact_duplicate": []}
+    duplicate_quota = round(DUPLICATE_SHARE * len(dealt))
+    toggle: Counter[str] = Counter()
+    for scenario in dealt:
+        if (
+            isinstance(scenario.question, ChoiceQuestion)
+            and scenario.extra_option
+            and (len(shares["exact_duplicate"]) < duplicate_quota)
+        ):
+            shares["exact_duplicate"].append(scenario)
+            continue
+        name = ("redaction", "rematch")[toggle[scenario.domain] % 2]
+        toggle[scenario.domain] += 1
+        shares[name].append(scenario)
+    shares["translation"] = [s for s in corpus.scenarios if s.id in translated]
+    return shares
+
+
+def _ordered(generator: Generator[Any], seed: int) -> list[Any]:
+    """The generator's sources, shuffled with the build seed unless it keeps its own order."""
+    sources = list(generator.sources())
+    if not generator.shuffle_sources:
+        return sources
+    order = np.random.default_rng([seed, 2, *generator.name.encode()]).permutation(len(sources))
+    return [sources[i] for i in order]
+
+
+def generate_all(
+    corpus: Corpus, seed: int, per_generator: int | None, progress: Progress | None = None
+) -> BuildResult:
+    """Run every registered generator; keep the pairs that pass their validity check."""
+    result = BuildResult()
+    shares = partition(corpus, seed)
+    for cls in registered():
+        name = cls.name
+        generator = cls(Pool(corpus, shares.get(name, [])))
+        sources = _ordered(generator, seed)
+        sources = sources[:per_generator] if per_generator is not None else sources
+        kept: list[Pair] = []
+        for n, source in enumerate(sources, start=1):
+            pair = generator.generate(source, item_seed(seed, name, generator.source_key(source)))
+            if generator.validity(pair):
+                result.dropped[name]["validity"] += 1
+            else:
+                kept.append(pair)
+            if progress:
+                progress(name, n, len(sources))
+        result.pairs[name] = kept
+    return result
+
+
+def _apply_ratio(pairs: Sequence[Pair], ratio: tuple[int, int]) -> list[Item]:
+    """Keep every twin and the first round(n * U / A) items; the other twins go unpaired."""
+    keep = round(len(pairs) * ratio[1] / ratio[0])
+    items: list[Item] = []
+    for n, pair in enumerate(pairs):
+        if n < keep:
+            items += [pair.item, pair.twin]
+        else:
+            unpaired = {**pair.twin.provenance, "unpaired_by_ratio": True}
+            items.append(pair.twin.model_copy(update={"twin_id": None, "provenance": unpaired}))
+    return items
+
+
+def sha256(path: Path) -> str:
+    """The hex sha256 of a file."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _counts(items: Sequence[Item]) -> dict[str, Any]:
+    def tally(key: Callable[[Item], str]) -> dict[str, dict[str, int]]:
+        table: dict[str, Counter[str]] = defaultdict(Counter)
+        for item in items:
+            table[key(item)]["answerable" if item.answerable else "unanswerable"] += 1
+        return {k: dict(sorted(v.items())) for k, v in sorted(table.items())}
+
+    return {
+        "family": tally(lambda i: i.family.value),
+        "generator": tally(lambda i: i.generator.name),
+        "language": tally(lambda i: i.language),
+        "question_type": tally(lambda i: i.question.type),
+    }
+
+
+def _length_ratio(pairs: Sequence[Pair]) -> float | None:
+    ratios = [len(p.item.state) / len(p.twin.state) for p in pairs if p.twin.state]
+    return round(float(np.mean(ratios)), 4) if ratios else None
+
+
+def build(
+    out: Path,
+    *,
+    seed: int = 0,
+    per_generator: int | None = None,
+    ratio: tuple[int, int] = (1, 1),
+    holdout: Sequence[str] = (),
+    errata: Errata | None = None,
+    progress: Progress | None = None,
+) -> BuildResult:
+    """Build a benchmark into `out`: items.jsonl, holdout/items.jsonl, manifest.json."""
+    unknown = sorted(set(holdout) - set(REGISTRY))
+    if unknown:
+        raise InputError(
+            f"--holdout: unknown generator {unknown[0]!r}; choose from {', '.join(REGISTRY)}"
+        )
+    corpus = load_corpus()
+    result = generate_all(corpus, seed, per_generator, progress)
+    generators = []
+    for name, pairs in result.pairs.items():
+        if errata is not None:
+            before = len(pairs)
+            pairs = [
+                p
+                for p in pairs
+                if not (
+                    errata.drops(p.item.id, p.item.pair_id)
+                    or errata.drops(p.twin.id, p.twin.pair_id)
+                )
+            ]
+            result.dropped[name]["errata"] += before - len(pairs)
+            result.pairs[name] = pairs
+        split = "holdout" if name in holdout else "public"
+        items = [i.model_copy(update={"split": split}) for i in _apply_ratio(pairs, ratio)]
+        (result.holdout if split == "holdout" else result.public).extend(items)
+        cls = REGISTRY[name]
+        generators.append(
+            {
+                "name": name,
+                "version": cls.version,
+                "family": cls.family.value,
+                "split": split,
+                "pairs": len(pairs),
+                "dropped": dict(sorted(result.dropped[name].items())),
+                "length_ratio_item_to_twin": _length_ratio(pairs),
+            }
+        )
+    files = {
+        "items.jsonl": out / "items.jsonl",
+        "holdout/items.jsonl": out / "holdout" / "items.jsonl",
+    }
+    write_jsonl(files["items.jsonl"], result.public)
+    write_jsonl(files["holdout/items.jsonl"], result.holdout)
+    result.manifest = {
+        "schema": MANIFEST_SCHEMA,
+        "twinbench_version": __version__,
+        "seed": seed,
+        "per_generator": per_generator,
+        "generators": generators,
+        "ratio": {"answerable": ratio[0], "unanswerable": ratio[1]},
+        "counts": {"public": _counts(result.public), "holdout": _counts(result.holdout)},
+        "errata": None
+        if errata is None
+        else {
+            "version": errata.version,
+            "dropped_pairs": sum(d["errata"] for d in result.dropped.values()),
+        },
+        "corpus": {p.name: sha256(p) for p in sorted(corpus_dir().glob("*.jsonl"))},
+        "files": {name: sha256(path) for name, path in files.items()},
+    }
+    write_json(out / "manifest.json", result.manifest)
+    return result

@@ -1,0 +1,65 @@
+"""contradictory_options / false_premise: the question presupposes what the state denies."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from twinbench.corpus import FalsePremiseCase
+from twinbench.generators.base import Generator, Pair, join, permute_options, register, with_options
+from twinbench.records import ChoiceQuestion, Question, ReasonCode
+
+
+@register
+class FalsePremise(Generator[FalsePremiseCase]):
+    """Item = the false-premise question; twin = the revised true-premise question (FalseQA).
+
+    Validity: the two questions have the same type and options (or legend) and different
+    wording, and the state sentence named as denying the premise exists.
+    """
+
+    name = "false_premise"
+    version = "1.0.0"
+    family = ReasonCode.CONTRADICTORY_OPTIONS
+
+    def sources(self) -> Sequence[FalsePremiseCase]:
+        return self.pool.corpus.false_premise
+
+    def source_key(self, source: FalsePremiseCase) -> str:
+        return source.id
+
+    def generate(self, source: FalsePremiseCase, seed: int) -> Pair:
+        premise_q: Question = source.premise_question
+        true_q: Question = source.true_question
+        if isinstance(premise_q, ChoiceQuestion) and isinstance(true_q, ChoiceQuestion):
+            (order,) = permute_options(list(range(len(premise_q.options))), seed)
+            premise_q = with_options(premise_q, [premise_q.options[int(i)] for i in order])
+            true_q = with_options(true_q, [true_q.options[int(i)] for i in order])
+        return self.pair(
+            source.id,
+            seed,
+            item={"state": join(source.state), "question": premise_q},
+            twin={"state": join(source.state), "question": true_q},
+            answer=source.answer,
+            provenance={
+                "source_id": source.id,
+                "premise": source.premise,
+                "denied_by": source.denied_by,
+                "denying_sentence": source.state[source.denied_by],
+                "edit": "question revised to a true premise",
+            },
+        )
+
+    def validity(self, pair: Pair) -> list[str]:
+        item_q, twin_q = pair.item.question, pair.twin.question
+        problems = []
+        if item_q.type != twin_q.type or item_q.instructions == twin_q.instructions:
+            problems.append("the questions must share a type and differ in wording")
+        if (
+            isinstance(item_q, ChoiceQuestion)
+            and isinstance(twin_q, ChoiceQuestion)
+            and (item_q.options != twin_q.options)
+        ):
+            problems.append("the questions must show the same options")
+        if pair.item.provenance["denying_sentence"] not in pair.item.state:
+            problems.append("the denying sentence is not in the state")
+        return problems

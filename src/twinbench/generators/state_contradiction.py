@@ -1,0 +1,72 @@
+"""contradictory_options / state_contradiction: the state denies what every option asserts."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from twinbench.corpus import ContradictionCase
+from twinbench.generators.base import Generator, Pair, join, permute_options, register
+from twinbench.records import ChoiceQuestion, ReasonCode
+
+
+@register
+class StateContradiction(Generator[ContradictionCase]):
+    """Item = only options the state explicitly denies; twin = one swapped for the entailed one.
+
+    After MultiNLI contradiction pairs: the denying sentence is the premise, the option the
+    hypothesis. Validity: every item option has a denying sentence in the state; the twin
+    differs from the item in exactly one option, the entailed one.
+    """
+
+    name = "state_contradiction"
+    version = "1.0.0"
+    family = ReasonCode.CONTRADICTORY_OPTIONS
+
+    def sources(self) -> Sequence[ContradictionCase]:
+        return self.pool.corpus.contradiction
+
+    def source_key(self, source: ContradictionCase) -> str:
+        return source.id
+
+    def generate(self, source: ContradictionCase, seed: int) -> Pair:
+        denied = [c.option for c in source.contradicted_options]
+        swap = int(np.random.default_rng(seed).integers(len(denied)))
+        twin_options = [source.true_option if i == swap else o for i, o in enumerate(denied)]
+        item_options, twin_options = permute_options(denied, seed, twin_options)
+        instructions = source.question.instructions
+        return self.pair(
+            source.id,
+            seed,
+            item={
+                "state": join(source.state),
+                "question": ChoiceQuestion(instructions=instructions, options=item_options),
+            },
+            twin={
+                "state": join(source.state),
+                "question": ChoiceQuestion(instructions=instructions, options=twin_options),
+            },
+            answer=source.true_option,
+            provenance={
+                "source_id": source.id,
+                "edit": f"swapped {denied[swap]!r} for the entailed option",
+                "denied_by": {c.option: c.denied_by for c in source.contradicted_options},
+                "sentences": len(source.state),
+            },
+        )
+
+    def validity(self, pair: Pair) -> list[str]:
+        prov = pair.item.provenance
+        item_q, twin_q = pair.item.question, pair.twin.question
+        assert isinstance(item_q, ChoiceQuestion) and isinstance(twin_q, ChoiceQuestion)
+        problems = [
+            f"option {o!r} has no denying sentence"
+            for o in item_q.options
+            if not 0 <= prov["denied_by"].get(o, -1) < prov["sentences"]
+        ]
+        if sum(a != b for a, b in zip(item_q.options, twin_q.options, strict=True)) != 1:
+            problems.append("item and twin must differ in exactly one option")
+        if pair.twin.expected.answer in item_q.options:
+            problems.append("the entailed option is shown on the item")
+        return problems

@@ -1,0 +1,88 @@
+"""out_of_language / translation: the scenario translated out of the declared language."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from twinbench.corpus import Scenario, Translation
+from twinbench.generators.base import Generator, Pair, join, permute_options, register, with_options
+from twinbench.generators.scripts import LANGUAGE_SCRIPTS, script_problem
+from twinbench.records import ChoiceQuestion, ReasonCode
+
+
+@register
+class TranslationGenerator(Generator[Translation]):
+    """Item = a translation of a scenario, tagged with its language; twin = the English original.
+
+    The label comes from the generator's language tag plus a Unicode script check (never from a
+    detector). Options keep one seeded order on both sides, so translated option i is English
+    option i. Validity: the script check passes and the translated answer is the option at the
+    English answer's position.
+    """
+
+    name = "translation"
+    version = "1.0.0"
+    family = ReasonCode.OUT_OF_LANGUAGE
+    shuffle_sources = False
+
+    def sources(self) -> Sequence[Translation]:
+        # stratified: languages interleave, so any prefix mixes same- and different-script ones
+        by_language: dict[str, list[Translation]] = {}
+        for record in self.pool.corpus.translations:
+            by_language.setdefault(record.language, []).append(record)
+        groups = [by_language[lang] for lang in sorted(by_language)]
+        longest = max((len(g) for g in groups), default=0)
+        return [g[i] for i in range(longest) for g in groups if i < len(g)]
+
+    def source_key(self, source: Translation) -> str:
+        return f"{source.scenario_id}.{source.language}"
+
+    def _original(self, source: Translation) -> Scenario:
+        return self.pool.corpus.by_id[source.scenario_id]
+
+    def generate(self, source: Translation, seed: int) -> Pair:
+        original = self._original(source)
+        item_q, twin_q = source.question, original.question
+        if isinstance(item_q, ChoiceQuestion) and isinstance(twin_q, ChoiceQuestion):
+            translated, english = permute_options(item_q.options, seed, twin_q.options)
+            item_q, twin_q = with_options(item_q, translated), with_options(twin_q, english)
+        script = LANGUAGE_SCRIPTS.get(source.language, "?")
+        return self.pair(
+            self.source_key(source),
+            seed,
+            item={
+                "state": join(source.state, source.language),
+                "question": item_q,
+                "language": source.language,
+                "answer_if_supported": source.answer,
+            },
+            twin={"state": join(original.state), "question": twin_q, "language": "en"},
+            answer=original.answer,
+            provenance={
+                "source_id": original.id,
+                "language": source.language,
+                "script": script.title(),
+                "same_script_as_english": script == LANGUAGE_SCRIPTS["en"],
+                "edit": f"translated into {source.language}",
+            },
+        )
+
+    def validity(self, pair: Pair) -> list[str]:
+        item, twin = pair.item, pair.twin
+        problems = []
+        if item.language == twin.language:
+            problems.append("the item must be in another language than its twin")
+        problem = script_problem(item.state, item.language)
+        if problem:
+            problems.append(problem)
+        item_q, twin_q = item.question, twin.question
+        if isinstance(item_q, ChoiceQuestion) and isinstance(twin_q, ChoiceQuestion):
+            if item.answer_if_supported not in item_q.options:
+                problems.append("answer_if_supported is not a translated option")
+            elif item_q.options.index(str(item.answer_if_supported)) != twin_q.options.index(
+                str(twin.expected.answer)
+            ):
+                problems.append("the translated answer is not at the English answer's position")
+        elif item.answer_if_supported != twin.expected.answer:
+            problems.append("answer_if_supported differs from the English answer")
+        return problems
