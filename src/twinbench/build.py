@@ -202,28 +202,43 @@ def build(
                 "length_ratio_item_to_twin": _length_ratio(pairs),
             }
         )
+    result.manifest = write_benchmark(
+        out,
+        result.public,
+        result.holdout,
+        {
+            "seed": seed,
+            "per_generator": per_generator,
+            "generators": generators,
+            "ratio": {"answerable": ratio[0], "unanswerable": ratio[1]},
+            "errata": None
+            if errata is None
+            else {
+                "version": errata.version,
+                "dropped_pairs": sum(d["errata"] for d in result.dropped.values()),
+            },
+            "corpus": {p.name: sha256(p) for p in sorted(corpus_dir().glob("*.jsonl"))},
+        },
+    )
+    return result
+
+
+def write_benchmark(
+    out: Path, public: Sequence[Item], holdout: Sequence[Item], fields: dict[str, Any]
+) -> dict[str, Any]:
+    """Write items.jsonl, holdout/items.jsonl and manifest.json (last); return the manifest."""
     files = {
         "items.jsonl": out / "items.jsonl",
         "holdout/items.jsonl": out / "holdout" / "items.jsonl",
     }
-    write_jsonl(files["items.jsonl"], result.public)
-    write_jsonl(files["holdout/items.jsonl"], result.holdout)
-    result.manifest = {
+    write_jsonl(files["items.jsonl"], public)
+    write_jsonl(files["holdout/items.jsonl"], holdout)
+    manifest = {
         "schema": MANIFEST_SCHEMA,
         "twinbench_version": __version__,
-        "seed": seed,
-        "per_generator": per_generator,
-        "generators": generators,
-        "ratio": {"answerable": ratio[0], "unanswerable": ratio[1]},
-        "counts": {"public": _counts(result.public), "holdout": _counts(result.holdout)},
-        "errata": None
-        if errata is None
-        else {
-            "version": errata.version,
-            "dropped_pairs": sum(d["errata"] for d in result.dropped.values()),
-        },
-        "corpus": {p.name: sha256(p) for p in sorted(corpus_dir().glob("*.jsonl"))},
+        **fields,
+        "counts": {"public": _counts(public), "holdout": _counts(holdout)},
         "files": {name: sha256(path) for name, path in files.items()},
     }
-    write_json(out / "manifest.json", result.manifest)
-    return result
+    write_json(out / "manifest.json", manifest)
+    return manifest

@@ -128,14 +128,18 @@ def grade(
 @user_errors
 def build(
     out: Annotated[Path, typer.Option("--out", "-o", help="Folder to write the benchmark into")],
-    seed: Annotated[int, typer.Option(help="Build seed: fixes partition, choices, option order")] = 0,
+    seed: Annotated[
+        int, typer.Option(help="Build seed: fixes partition, choices, option order")
+    ] = 0,
     per_generator: Annotated[
         int | None,
         typer.Option(min=1, help="At most this many pairs per generator (default: all sources)"),
     ] = None,
     ratio: Annotated[
         str,
-        typer.Option(help="Answerable:unanswerable ratio A:U with A >= U; extra twins stay unpaired"),
+        typer.Option(
+            help="Answerable:unanswerable ratio A:U with A >= U; extra twins stay unpaired"
+        ),
     ] = "1:1",
     holdout: Annotated[
         str,
@@ -157,8 +161,11 @@ def build(
     loaded_errata = load_errata(errata) if errata is not None else None
     held = tuple(name.strip() for name in holdout.split(",") if name.strip())
     with Progress(
-        TextColumn("{task.description:<22}"), BarColumn(), MofNCompleteColumn(),
-        console=errors, transient=True,
+        TextColumn("{task.description:<22}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        console=errors,
+        transient=True,
     ) as bar:
         tasks: dict[str, object] = {}
 
@@ -168,10 +175,61 @@ def build(
             bar.update(tasks[name], completed=done)  # type: ignore[arg-type]
 
         result = run_build(
-            out, seed=seed, per_generator=per_generator, ratio=parsed_ratio, holdout=held,
-            errata=loaded_errata, progress=progress,
+            out,
+            seed=seed,
+            per_generator=per_generator,
+            ratio=parsed_ratio,
+            holdout=held,
+            errata=loaded_errata,
+            progress=progress,
         )
     _print_build_summary(result.manifest, out)
+
+
+@app.command("import")
+@user_errors
+def import_source(
+    kind: Annotated[str, typer.Argument(help="squad2, mnli, xnli or falseqa")],
+    path: Annotated[str, typer.Argument(help="The official file, or hf:NAME[:CONFIG]")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for items.jsonl + manifest")],
+    seed: Annotated[int, typer.Option(help="Seed for distractors and option order")] = 0,
+) -> None:
+    """Import a public dataset from its official file format into item pairs."""
+    from twinbench.build import write_benchmark
+    from twinbench.importers import IMPORTERS
+
+    if kind not in IMPORTERS:
+        raise InputError(f"unknown source {kind!r}; choose one of {', '.join(IMPORTERS)}")
+    if not path.startswith("hf:") and not Path(path).is_file():
+        raise InputError(f"{path}: no such file")
+    pairs = IMPORTERS[kind](path, seed)
+    if not pairs:
+        raise InputError(f"{path}: no pairs could be made from this file")
+    items = [item for pair in pairs for item in (pair.item, pair.twin)]
+    ref = pairs[0].item.generator
+    manifest = write_benchmark(
+        out,
+        items,
+        [],
+        {
+            "seed": seed,
+            "source": {"kind": kind, "path": Path(path).name},
+            "generators": [
+                {
+                    "name": ref.name,
+                    "version": ref.version,
+                    "family": pairs[0].item.family.value,
+                    "split": "public",
+                    "pairs": len(pairs),
+                }
+            ],
+            "ratio": {"answerable": 1, "unanswerable": 1},
+        },
+    )
+    console.print(
+        f"imported {len(pairs)} pairs from {path} into {out / 'items.jsonl'} "
+        f"({manifest['files']['items.jsonl'][:12]}…)"
+    )
 
 
 def _print_build_summary(manifest: dict[str, Any], out: Path) -> None:
@@ -182,13 +240,21 @@ def _print_build_summary(manifest: dict[str, Any], out: Path) -> None:
         table.add_column(column, justify="right" if column in ("pairs",) else "left")
     for g in manifest["generators"]:
         dropped = ", ".join(f"{k} {v}" for k, v in g["dropped"].items() if v) or "-"
-        table.add_row(g["name"], g["family"], g["split"], str(g["pairs"]), dropped,
-                      f"{g['length_ratio_item_to_twin']}")
+        table.add_row(
+            g["name"],
+            g["family"],
+            g["split"],
+            str(g["pairs"]),
+            dropped,
+            f"{g['length_ratio_item_to_twin']}",
+        )
     console.print(table)
     ratio = manifest["ratio"]
-    console.print(f"answerable:unanswerable = {ratio['answerable']}:{ratio['unanswerable']}; "
-                  f"wrote {out / 'items.jsonl'}, {out / 'holdout' / 'items.jsonl'}, "
-                  f"{out / 'manifest.json'}")
+    console.print(
+        f"answerable:unanswerable = {ratio['answerable']}:{ratio['unanswerable']}; "
+        f"wrote {out / 'items.jsonl'}, {out / 'holdout' / 'items.jsonl'}, "
+        f"{out / 'manifest.json'}"
+    )
 
 
 def main() -> None:

@@ -84,32 +84,45 @@ class Generator(ABC, Generic[S]):
         provenance: dict[str, Any],
     ) -> Pair:
         """Make the two Item records; `item`/`twin` give state, question (and language)."""
-        ids = f"{self.name}:{key}"
-        common = {
-            "pair_id": ids,
-            "family": self.family,
-            "seed": seed,
-            "generator": GeneratorRef(name=self.name, version=self.version),
-        }
-        unanswerable = Item(
-            id=f"{ids}:u",
-            answerable=False,
-            twin_id=f"{ids}:t",
-            expected=Expected(abstain=True, reason=self.family),
-            provenance=provenance,
-            **common,
-            **item,
+        ref = GeneratorRef(name=self.name, version=self.version)
+        return make_pair(
+            ref, self.family, key, seed, item=item, twin=twin, answer=answer, provenance=provenance
         )
-        answerable = Item(
-            id=f"{ids}:t",
-            answerable=True,
-            twin_id=f"{ids}:u",
-            expected=Expected(abstain=False, answer=answer),
-            provenance={"source_id": provenance.get("source_id")},
-            **common,
-            **twin,
-        )
-        return Pair(unanswerable, answerable)
+
+
+def make_pair(
+    generator: GeneratorRef,
+    family: ReasonCode,
+    key: str,
+    seed: int,
+    *,
+    item: dict[str, Any],
+    twin: dict[str, Any],
+    answer: Answer,
+    provenance: dict[str, Any],
+) -> Pair:
+    """Build an unanswerable item `NAME:KEY:u` and its twin `NAME:KEY:t` (pair `NAME:KEY`)."""
+    ids = f"{generator.name}:{key}"
+    common = {"pair_id": ids, "family": family, "seed": seed, "generator": generator}
+    unanswerable = Item(
+        id=f"{ids}:u",
+        answerable=False,
+        twin_id=f"{ids}:t",
+        expected=Expected(abstain=True, reason=family),
+        provenance=provenance,
+        **common,
+        **item,
+    )
+    answerable = Item(
+        id=f"{ids}:t",
+        answerable=True,
+        twin_id=f"{ids}:u",
+        expected=Expected(abstain=False, answer=answer),
+        provenance={"source_id": provenance.get("source_id")},
+        **common,
+        **twin,
+    )
+    return Pair(unanswerable, answerable)
 
 
 REGISTRY: dict[str, type[Generator[Any]]] = {}

@@ -1,0 +1,150 @@
+"""`twinbench build`: determinism, coverage of every generator and family, holdout, errata."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from conftest import read_rows
+from twinbench.build import BuildResult, build
+from twinbench.cli import app
+from twinbench.errata import Errata, Erratum
+from twinbench.generators import REGISTRY
+from twinbench.generators.scripts import LANGUAGE_SCRIPTS
+from twinbench.validate import validate_files
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.fixture(scope="module")
+def default_build(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, BuildResult]:
+    out = tmp_path_factory.mktemp("bench")
+    return out, build(out)
+
+
+def test_same_seed_is_byte_identical_and_another_seed_differs(
+    tmp_path: Path, runner: CliRunner
+) -> None:
+    for name in ("a", "b", "c"):
+        seed = "8" if name == "c" else "7"
+        result = runner.invoke(app, ["build", "--out", str(tmp_path / name), "--seed", seed])
+        assert result.exit_code == 0, result.output
+    for file in ("items.jsonl", "manifest.json", "holdout/items.jsonl"):
+        assert _sha(tmp_path / "a" / file) == _sha(tmp_path / "b" / file)
+    assert _sha(tmp_path / "a" / "items.jsonl") != _sha(tmp_path / "c" / "items.jsonl")
+    manifest = json.loads((tmp_path / "a" / "manifest.json").read_text())
+    assert manifest["files"]["items.jsonl"] == _sha(tmp_path / "a" / "items.jsonl")
+
+
+def test_default_build_covers_every_generator_and_family(
+    default_build: tuple[Path, BuildResult],
+) -> None:
+    out, result = default_build
+    manifest = result.manifest
+    assert {g["name"] for g in manifest["generators"]} == set(REGISTRY)
+    for g in manifest["generators"]:
+        assert g["pairs"] >= 60, g
+        assert g["dropped"] == {}, g  # every source passed its validity check
+    for family, counts in manifest["counts"]["public"]["family"].items():
+        assert counts["unanswerable"] >= 200, family
+        assert counts["answerable"] == counts["unanswerable"]  # ratio 1:1
+    assert validate_files(out / "items.jsonl") == []
+
+
+def test_every_pair_passes_its_generators_validity(
+    default_build: tuple[Path, BuildResult],
+) -> None:
+    _, result = default_build
+    from twinbench.corpus import load_corpus
+    from twinbench.generators import Pool
+
+    corpus = load_corpus()
+    for name, pairs in result.pairs.items():
+        generator = REGISTRY[name](Pool(corpus))
+        for pair in pairs:
+            assert generator.validity(pair) == [], (name, pair.item.id)
+
+
+def test_out_of_language_slice_spans_languages_and_scripts(
+    default_build: tuple[Path, BuildResult],
+) -> None:
+    _, result = default_build
+    languages = {p.item.language for p in result.pairs["translation"]}
+    assert len(languages) >= 8, languages
+    scripts = {LANGUAGE_SCRIPTS[lang] for lang in languages}
+    assert len(scripts) >= 5, scripts
+    same_script = {p.item.provenance["same_script_as_english"] for p in result.pairs["translation"]}
+    assert same_script == {True, False}
+
+
+def test_holdout_outputs_never_reach_public_files(tmp_path: Path) -> None:
+    held = ("rematch", "false_premise", "translation")
+    result = build(tmp_path, holdout=held)
+    public_text = (tmp_path / "items.jsonl").read_text("utf-8")
+    holdout_rows = read_rows(tmp_path / "holdout" / "items.jsonl")
+    assert {r["generator"]["name"] for r in holdout_rows} == set(held)
+    assert all(r["split"] == "holdout" for r in holdout_rows)
+    for row in holdout_rows:
+        assert json.dumps(row["state"], ensure_ascii=False)[1:-1] not in public_text, row["id"]
+    public_rows = read_rows(tmp_path / "items.jsonl")
+    assert not {r["generator"]["name"] for r in public_rows} & set(held)
+    assert len(holdout_rows) == 2 * sum(len(result.pairs[name]) for name in held)
+
+
+def test_errata_drop_whole_pairs_and_are_counted(tmp_path: Path) -> None:
+    first = build(tmp_path / "a", per_generator=5)
+    victim = first.pairs["redaction"][0].item
+    errata = Errata(version=1, entries=[Erratum(item_id=victim.id, reason="audited answerable")])
+    second = build(tmp_path / "b", per_generator=5, errata=errata)
+    ids = {r["id"] for r in read_rows(tmp_path / "b" / "items.jsonl")}
+    assert victim.id not in ids and victim.twin_id not in ids
+    assert second.manifest["errata"] == {"version": 1, "dropped_pairs": 1}
+    assert len(ids) == len(read_rows(tmp_path / "a" / "items.jsonl")) - 2
+
+
+def test_ratio_keeps_every_twin(tmp_path: Path) -> None:
+    result = build(tmp_path, per_generator=10, ratio=(2, 1))
+    counts: dict[str, Any] = result.manifest["counts"]["public"]["family"]
+    for block in counts.values():
+        assert block["answerable"] == 2 * block["unanswerable"]
+    assert validate_files(tmp_path / "items.jsonl") == []
+
+
+def test_build_help_explains_every_option(runner: CliRunner) -> None:
+    result = runner.invoke(app, ["build", "--help"], env={"COLUMNS": "200"})
+    for option in ("--out", "--seed", "--per-generator", "--ratio", "--holdout", "--errata"):
+        assert option in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["--ratio", "2-1"],
+            "error: --ratio: expected A:U with whole numbers, like 1:1 or 2:1, got '2-1'",
+        ),
+        (
+            ["--ratio", "1:3"],
+            "error: --ratio: '1:3' needs A >= U >= 1 (every unanswerable item keeps its twin)",
+        ),
+        (["--errata", "{tmp}/missing.json"], "error: {tmp}/missing.json: no such file"),
+        (["--holdout", "nope"], "error: --holdout: unknown generator 'nope'; choose from "),
+    ],
+)
+def test_bad_build_options_are_one_line(
+    args: list[str], message: str, tmp_path: Path, runner: CliRunner
+) -> None:
+    args = [a.format(tmp=tmp_path) for a in args]
+    result = runner.invoke(app, ["build", "--out", str(tmp_path / "b"), *args])
+    assert result.exit_code == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith(message.format(tmp=tmp_path))
+    assert not (tmp_path / "b" / "items.jsonl").exists()
