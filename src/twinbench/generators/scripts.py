@@ -22,8 +22,15 @@ LANGUAGE_SCRIPTS: dict[str, str] = {
     "zh": "CJK",
     "km": "KHMER",
 }
+#: how each script is named for people (Unicode calls Han ideographs "CJK")
+SCRIPT_NAMES: dict[str, str] = {"CJK": "Han"}
 #: the least share of letters that must be in the tagged language's script
 MIN_SCRIPT_SHARE = 0.6
+
+
+def script_name(script: str) -> str:
+    """A script's human name: "Latin", "Cyrillic", "Han", ..."""
+    return SCRIPT_NAMES.get(script, script.title())
 
 
 def script_of(char: str) -> str:
@@ -47,5 +54,5 @@ def script_problem(text: str, language: str) -> str | None:
         return f"no script known for language {language!r}"
     share = script_share(text, script)
     if share < MIN_SCRIPT_SHARE:
-        return f"only {share:.0%} of letters are {script.title()} for language {language!r}"
+        return f"only {share:.0%} of letters are {script_name(script)} for language {language!r}"
     return None

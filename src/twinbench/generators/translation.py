@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from twinbench.corpus import Scenario, Translation
 from twinbench.generators.base import Generator, Pair, join, permute_options, register, with_options
-from twinbench.generators.scripts import LANGUAGE_SCRIPTS, script_problem
+from twinbench.generators.scripts import LANGUAGE_SCRIPTS, script_name, script_problem
 from twinbench.records import ChoiceQuestion, ReasonCode
 
 
@@ -61,7 +61,7 @@ class TranslationGenerator(Generator[Translation]):
             provenance={
                 "source_id": original.id,
                 "language": source.language,
-                "script": script.title(),
+                "script": script_name(script),
                 "same_script_as_english": script == LANGUAGE_SCRIPTS["en"],
                 "edit": f"translated into {source.language}",
             },
