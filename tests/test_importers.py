@@ -36,7 +36,9 @@ def test_mnli_swaps_the_contradiction_for_the_entailment() -> None:
     assert len(pairs) == 2  # promptID 103 has no gold label and only one hypothesis
     museum = pairs[0]
     assert sorted(_options(museum.item.question)) == [
-        "The museum has a large sculpture garden.", "The museum opens at noon on Mondays."]
+        "The museum has a large sculpture garden.",
+        "The museum opens at noon on Mondays.",
+    ]
     assert museum.twin.expected.answer == "The museum is closed on Mondays."
     assert museum.item.family == "contradictory_options"
 
@@ -58,13 +60,18 @@ def test_falseqa_pairs_adjacent_false_and_true_premise_rows() -> None:
     assert trees.item.question.instructions == "How many eyes does a tree have?"
     assert trees.twin.question.instructions == "How do trees sense light?"
     assert trees.twin.expected.answer == (
-        "Trees sense light through photoreceptor proteins in their leaves.")
+        "Trees sense light through photoreceptor proteins in their leaves."
+    )
 
 
 @pytest.mark.parametrize(
     ("kind", "file"),
-    [("squad2", "squad2-dev-mini.json"), ("mnli", "multinli-dev-mini.jsonl"),
-     ("xnli", "xnli-test-mini.tsv"), ("falseqa", "falseqa-test-mini.csv")],
+    [
+        ("squad2", "squad2-dev-mini.json"),
+        ("mnli", "multinli-dev-mini.jsonl"),
+        ("xnli", "xnli-test-mini.tsv"),
+        ("falseqa", "falseqa-test-mini.csv"),
+    ],
 )
 def test_import_cli_writes_a_valid_benchmark(
     kind: str, file: str, tmp_path: Path, runner: CliRunner
@@ -76,7 +83,8 @@ def test_import_cli_writes_a_valid_benchmark(
 
 
 def test_import_cli_rejects_wrong_format(tmp_path: Path, runner: CliRunner) -> None:
-    result = runner.invoke(app, ["import", "falseqa", str(SOURCES / "squad2-dev-mini.json"),
-                                 "--out", str(tmp_path)])
+    result = runner.invoke(
+        app, ["import", "falseqa", str(SOURCES / "squad2-dev-mini.json"), "--out", str(tmp_path)]
+    )
     assert result.exit_code == 2
     assert "expected FalseQA columns question, answer, label" in result.stderr

@@ -20,8 +20,8 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
-console = Console()
-errors = Console(stderr=True)
+console = Console(emoji=False)
+errors = Console(stderr=True, emoji=False)
 P = ParamSpec("P")
 R = TypeVar("R")
 MAX_PROBLEMS = 20
@@ -255,6 +255,129 @@ def _print_build_summary(manifest: dict[str, Any], out: Path) -> None:
         f"wrote {out / 'items.jsonl'}, {out / 'holdout' / 'items.jsonl'}, "
         f"{out / 'manifest.json'}"
     )
+
+
+def _progress_bar() -> Any:
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("[progress.data.speed]{task.fields[rate]}"),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        console=errors,
+    )
+
+
+def _run_system(system: Any, plan: Any, out: Path, seed: int) -> dict[str, Any]:
+    from twinbench.run import run as run_plan
+
+    total = sum(1 for _ in plan.tasks())
+    with _progress_bar() as bar:
+        task = bar.add_task(f"{system.card.name}", total=total, rate="")
+        started = [0.0, 0]
+
+        def progress(sent: int, pending: int) -> None:
+            import time
+
+            if not started[0]:
+                started[0] = time.perf_counter()
+                started[1] = total - pending
+            elapsed = time.perf_counter() - started[0]
+            rate = f"{sent / elapsed:.2f} items/s" if elapsed > 0 else ""
+            bar.update(task, completed=started[1] + sent, rate=rate)
+
+        try:
+            return run_plan(system, plan, out, seed=seed, progress=progress)
+        except KeyboardInterrupt:
+            bar.stop()
+            errors.print(
+                f"interrupted: {out / 'responses.jsonl'} is intact; run the same "
+                "command again to resume"
+            )
+            raise typer.Exit(130) from None
+
+
+def _system_options(**fields: Any) -> Any:
+    from twinbench.systems import SystemOptions
+
+    return SystemOptions(**{k: v for k, v in fields.items() if v is not None})
+
+
+@app.command()
+@user_errors
+def run(
+    benchmark: Annotated[Path, typer.Option("--benchmark", "-b", help="Benchmark folder")],
+    system: Annotated[
+        str, typer.Option("--system", "-s", help="System spec; see `twinbench systems`")
+    ],
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Run folder (responses.jsonl, run.json)")
+    ],
+    trials: Annotated[int, typer.Option(min=1, help="Repeat every item this many times")] = 1,
+    permutations: Annotated[
+        int, typer.Option(min=1, help="Option orders per item (order 0 is the stored one)")
+    ] = 1,
+    limit: Annotated[int | None, typer.Option(min=1, help="Only the first N items")] = None,
+    concurrency: Annotated[int, typer.Option(min=1, help="Parallel requests (HTTP systems)")] = 4,
+    batch_size: Annotated[int, typer.Option(min=1, help="Items per system call")] = 16,
+    seed: Annotated[
+        int, typer.Option(help="Seed for seeded systems (e.g. always-answer:random)")
+    ] = 0,
+    base_url: Annotated[str | None, typer.Option(help="Server URL for HTTP systems")] = None,
+    model: Annotated[str | None, typer.Option(help="Model name for HTTP systems")] = None,
+    api_key_env: Annotated[
+        str | None, typer.Option(help="Environment variable holding the API key (never echoed)")
+    ] = None,
+    timeout: Annotated[float, typer.Option(min=0.1, help="Per-request timeout, seconds")] = 30.0,
+) -> None:
+    """Run a system on a benchmark; resumable (the same command continues a stopped run)."""
+    from twinbench.run import RunPlan, load_benchmark
+    from twinbench.systems import make_system
+
+    items = load_benchmark(benchmark, limit)
+    options = _system_options(
+        base_url=base_url,
+        model=model,
+        api_key_env=api_key_env,
+        timeout_s=timeout,
+        concurrency=concurrency,
+        seed=seed,
+        benchmark_languages=tuple(sorted({i.language for i in items})),
+    )
+    chosen = make_system(system, options)
+    plan = RunPlan(items, trials=trials, permutations=permutations, batch_size=batch_size)
+    meta = _run_system(chosen, plan, out, seed)
+    counts = ", ".join(f"{k} {v}" for k, v in meta["counts"].items())
+    console.print(
+        f"{chosen.card.name}: {meta['responses']} responses ({counts}) in {out / 'responses.jsonl'}"
+    )
+
+
+@app.command()
+def systems() -> None:
+    """List the available systems and their spec syntax."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    from twinbench.systems import available
+
+    table = Table(title="systems (twinbench run --system SPEC)")
+    table.add_column("spec", no_wrap=True)
+    table.add_column("what it is")
+    for name, description in available().items():
+        table.add_row(escape(name), escape(description))
+    console.print(table)
 
 
 def main() -> None:

@@ -26,20 +26,38 @@ Factory = Callable[[str | None, SystemOptions], System]
 
 #: built-in adapters: name -> (module, factory function, one-line description)
 BUILTINS: dict[str, tuple[str, str, str]] = {
-    "always-abstain": ("baselines", "always_abstain",
-                       "abstains on every item (code per family, or :CODE)"),
-    "always-answer": ("baselines", "always_answer",
-                      "answers every item (:first option, or :random seeded)"),
-    "smollm2": ("smollm2", "factory",
-                "embedded SmolLM2-135M-Instruct, one forward pass per item (local)"),
-    "minilm": ("minilm", "factory",
-               "all-MiniLM-L6-v2 similarity with a margin gate (:MARGIN, default 0.05)"),
-    "openai": ("openai_compat", "factory",
-               "any OpenAI-compatible chat endpoint (--base-url, --model, --api-key-env)"),
+    "always-abstain": (
+        "baselines",
+        "always_abstain",
+        "abstains on every item (code per family, or :CODE)",
+    ),
+    "always-answer": (
+        "baselines",
+        "always_answer",
+        "answers every item (:first option, or :random seeded)",
+    ),
+    "smollm2": (
+        "smollm2",
+        "factory",
+        "embedded SmolLM2-135M-Instruct, one forward pass per item (local)",
+    ),
+    "minilm": (
+        "minilm",
+        "factory",
+        "all-MiniLM-L6-v2 similarity with a margin gate (:MARGIN, default 0.05)",
+    ),
+    "openai": (
+        "openai_compat",
+        "factory",
+        "any OpenAI-compatible chat endpoint (--base-url, --model, --api-key-env)",
+    ),
     "laya": ("systemone", "laya", "Laya POST /v1/systemone[/batch] (:MIN_CONFIDENCE)"),
     "jev": ("systemone", "jev", "Jev contract: choice_index + confidence, 400 above 255 options"),
-    "typed-decisions": ("typed_decisions", "factory",
-                        "typed-decisions Decider in process, or its POST /v1/ask with --base-url"),
+    "typed-decisions": (
+        "typed_decisions",
+        "factory",
+        "typed-decisions Decider in process, or its POST /v1/ask with --base-url",
+    ),
 }
 
 

@@ -72,13 +72,23 @@ class System(Protocol):
 def response(request: Request, system: str, status: str = "ok", **fields: Any) -> Response:
     """A Response for `request` (item, trial, permutation filled in)."""
     return Response(
-        item_id=request.item_id, system=system, trial=request.trial,
-        permutation=request.permutation, status=status, **fields,  # type: ignore[arg-type]
+        item_id=request.item_id,
+        system=system,
+        trial=request.trial,
+        permutation=request.permutation,
+        status=status,
+        **fields,
     )
 
 
-def failure(request: Request, system: str, status: str, error: str, raw: Any = None,
-            started: float | None = None) -> Response:
+def failure(
+    request: Request,
+    system: str,
+    status: str,
+    error: str,
+    raw: Any = None,
+    started: float | None = None,
+) -> Response:
     """An invalid / rejected / error Response carrying its cause (never an abstention)."""
     latency = None if started is None else (time.perf_counter() - started) * 1000
     return response(request, system, status, error=error[:500], raw=raw, latency_ms=latency)

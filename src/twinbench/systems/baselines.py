@@ -18,12 +18,18 @@ class AlwaysAbstain:
 
     def __init__(self, code: str | None = None) -> None:
         if code not in (None, "family", *ReasonCode):
-            raise InputError(f"always-abstain: unknown code {code!r}; use family or one of "
-                             f"{', '.join(ReasonCode)}")
+            raise InputError(
+                f"always-abstain: unknown code {code!r}; use family or one of "
+                f"{', '.join(ReasonCode)}"
+            )
         self.code = None if code in (None, "family") else ReasonCode(code)
         label = self.code.value if self.code else "family"
-        self.card = SystemCard(name=f"always-abstain:{label}", version="1",
-                               languages=("en",), notes=f"abstains with code: {label}")
+        self.card = SystemCard(
+            name=f"always-abstain:{label}",
+            version="1",
+            languages=("en",),
+            notes=f"abstains with code: {label}",
+        )
 
     def respond(self, requests: Sequence[Request]) -> list[Response]:
         out = []
@@ -41,8 +47,12 @@ class AlwaysAnswer:
             raise InputError(f"always-answer: unknown mode {mode!r}; use first or random")
         self.mode = mode or "first"
         self.seed = seed
-        self.card = SystemCard(name=f"always-answer:{self.mode}", version="1",
-                               abstains=False, notes=f"answers the {self.mode} option")
+        self.card = SystemCard(
+            name=f"always-answer:{self.mode}",
+            version="1",
+            abstains=False,
+            notes=f"answers the {self.mode} option",
+        )
 
     def respond(self, requests: Sequence[Request]) -> list[Response]:
         out = []
@@ -55,8 +65,7 @@ class AlwaysAnswer:
                 index = int(rng.integers(len(choices)))
             answer = choices[index].answer
             value = (1.0 if answer else 0.0) if isinstance(answer, bool) else answer
-            out.append(response(req, self.card.name, abstain=False, answer=value,
-                                latency_ms=0.0))
+            out.append(response(req, self.card.name, abstain=False, answer=value, latency_ms=0.0))
         return out
 
 

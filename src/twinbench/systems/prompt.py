@@ -12,12 +12,13 @@ from dataclasses import dataclass
 from twinbench.records import ChoiceQuestion, NoulQuestion, Question, ReasonCode
 
 ABSTAIN_TEXT: dict[ReasonCode, str] = {
-    ReasonCode.UNDERSPECIFIED_STATE:
-        "Cannot answer: the text does not give the information needed.",
-    ReasonCode.CONTRADICTORY_OPTIONS:
-        "Cannot answer: the options or the question conflict with the text.",
-    ReasonCode.OUT_OF_LANGUAGE:
-        "Cannot answer: the text is in a language I do not support.",
+    ReasonCode.UNDERSPECIFIED_STATE: (
+        "Cannot answer: the text does not give the information needed."
+    ),
+    ReasonCode.CONTRADICTORY_OPTIONS: (
+        "Cannot answer: the options or the question conflict with the text."
+    ),
+    ReasonCode.OUT_OF_LANGUAGE: "Cannot answer: the text is in a language I do not support.",
 }
 LETTERS = string.ascii_uppercase
 MAX_ANSWER_OPTIONS = len(LETTERS) - len(ABSTAIN_TEXT)
@@ -52,8 +53,10 @@ def lettered(question: Question) -> list[Choice]:
     """Answer choices, then one abstain choice per reason code, lettered A, B, C, ..."""
     choices = answer_choices(question)
     start = len(choices)
-    choices += [Choice(LETTERS[start + i], text, reason=code)
-                for i, (code, text) in enumerate(ABSTAIN_TEXT.items())]
+    choices += [
+        Choice(LETTERS[start + i], text, reason=code)
+        for i, (code, text) in enumerate(ABSTAIN_TEXT.items())
+    ]
     return choices
 
 

@@ -1,0 +1,152 @@
+"""`openai`: any OpenAI-compatible chat endpoint (vLLM, SGLang, llama.cpp server, Ollama, ...).
+
+The model is asked for one JSON object `{abstain, reason, answer}` constrained by a JSON Schema
+(`response_format` of type `json_schema`; servers that only know the llama.cpp form get
+`{"type": "json_object", "schema": ...}` after the first 400 that names response_format).
+Unparseable output, or output outside the schema, is `invalid`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from twinbench.normalize import normalize_option
+from twinbench.records import ChoiceQuestion, NoulQuestion, ReasonCode, Response
+from twinbench.systems.base import Request, SystemCard, SystemOptions, failure, response
+from twinbench.systems.http import post_all, require_url
+from twinbench.systems.prompt import ABSTAIN_TEXT, answer_choices
+
+INSTRUCTIONS = (
+    "You make typed decisions about a text. Reply with one JSON object: "
+    '{"abstain": false, "reason": null, "answer": <one of the answers>} when the text supports '
+    'one answer, or {"abstain": true, "reason": <code>, "answer": null} when it does not. '
+    "Reason codes: " + "; ".join(f"{code.value} = {text}" for code, text in ABSTAIN_TEXT.items())
+)
+
+
+def answer_labels(request: Request) -> list[str]:
+    """The strings the model may answer with: options, legend labels, or yes/no."""
+    return [c.text for c in answer_choices(request.question)]
+
+
+def decision_schema(request: Request) -> dict[str, Any]:
+    """The JSON Schema of a decision for this request."""
+    return {
+        "type": "object",
+        "properties": {
+            "abstain": {"type": "boolean"},
+            "reason": {"enum": [*(c.value for c in ReasonCode), None]},
+            "answer": {"enum": [*answer_labels(request), None]},
+        },
+        "required": ["abstain", "reason", "answer"],
+        "additionalProperties": False,
+    }
+
+
+def messages(request: Request) -> list[dict[str, str]]:
+    """System and user messages for one request."""
+    answers = "\n".join(f"- {label}" for label in answer_labels(request))
+    user = (
+        f"Text: {request.state}\n\nQuestion: {request.question.instructions}\n\n"
+        f"Answers:\n{answers}\n\nReply with the JSON object only."
+    )
+    return [{"role": "system", "content": INSTRUCTIONS}, {"role": "user", "content": user}]
+
+
+def parse_decision(
+    request: Request, content: str, system: str, latency_ms: float, usage: Any = None
+) -> Response:
+    """Turn the model's JSON text into a Response (`invalid` when outside the schema)."""
+    try:
+        data = json.loads(content)
+    except (TypeError, ValueError):
+        return failure(request, system, "invalid", "output is not JSON", raw=content)
+    if not isinstance(data, dict) or not isinstance(data.get("abstain"), bool):
+        return failure(request, system, "invalid", "output has no boolean 'abstain'", raw=content)
+    common = {"raw": content, "latency_ms": latency_ms, "usage": usage}
+    if data["abstain"]:
+        if data.get("reason") not in tuple(ReasonCode):
+            return failure(
+                request, system, "invalid", "abstention without a known reason code", raw=content
+            )
+        return response(request, system, abstain=True, reason=ReasonCode(data["reason"]), **common)
+    wanted = normalize_option(str(data.get("answer")))
+    for choice in answer_choices(request.question):
+        if normalize_option(choice.text) == wanted:
+            answer = choice.answer
+            if isinstance(request.question, NoulQuestion):
+                answer = 1.0 if answer else 0.0
+            elif isinstance(request.question, ChoiceQuestion):
+                answer = choice.text
+            return response(request, system, abstain=False, answer=answer, **common)
+    return failure(
+        request, system, "invalid", "answer is not one of the allowed answers", raw=content
+    )
+
+
+class OpenAICompatibleSystem:
+    """Chat completions with a JSON-schema-constrained decision."""
+
+    def __init__(self, options: SystemOptions) -> None:
+        self.options = options
+        self.url = require_url(options, "openai") + "/chat/completions"
+        self.model = options.model or "default"
+        self.llama_cpp_format = False
+        self.card = SystemCard(
+            name=f"openai:{self.model}",
+            version=self.model,
+            languages=("en",),
+            max_options=255,
+            confidences=False,
+            abstains=True,
+            notes=f"OpenAI-compatible chat at {self.url}",
+        )
+
+    def _body(self, request: Request) -> dict[str, Any]:
+        schema = decision_schema(request)
+        fmt: dict[str, Any] = (
+            {"type": "json_object", "schema": schema}
+            if self.llama_cpp_format
+            else {
+                "type": "json_schema",
+                "json_schema": {"name": "decision", "schema": schema, "strict": True},
+            }
+        )
+        return {
+            "model": self.model,
+            "messages": messages(request),
+            "temperature": 0.0,
+            "max_tokens": 96,
+            "response_format": fmt,
+        }
+
+    def _parse(self, request: Request, data: Any, latency_ms: float) -> Response:
+        content = data["choices"][0]["message"]["content"]
+        return parse_decision(
+            request, content, self.card.name, round(latency_ms, 3), data.get("usage")
+        )
+
+    def respond(self, requests: Sequence[Request]) -> list[Response]:
+        out = post_all(
+            requests, lambda r: self.url, self._body, self._parse, self.options, self.card.name
+        )
+        refused = [
+            i
+            for i, r in enumerate(out)
+            if r.status == "rejected" and "response_format" in (r.error or "")
+        ]
+        if refused and not self.llama_cpp_format:
+            self.llama_cpp_format = True
+            again = self.respond([requests[i] for i in refused])
+            for i, res in zip(refused, again, strict=True):
+                out[i] = res
+        return out
+
+
+def factory(arg: str | None, options: SystemOptions) -> OpenAICompatibleSystem:
+    """Factory for `openai` (server from --base-url, model from --model or `openai:MODEL`)."""
+    if arg:
+        options = options.model_copy(update={"model": arg})
+    return OpenAICompatibleSystem(options)
