@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -362,6 +363,82 @@ def run(
     console.print(
         f"{chosen.card.name}: {meta['responses']} responses ({counts}) in {out / 'responses.jsonl'}"
     )
+
+
+EVAL_PAIRS_PER_GENERATOR = 60
+
+
+def eval_slice(built: Any, per_generator: int) -> list[Any]:
+    """The first `per_generator` pairs of every generator (all items when 0), in build order."""
+    if not per_generator:
+        return list(built.public)
+    return [
+        item
+        for pairs in built.pairs.values()
+        for pair in pairs[:per_generator]
+        for item in (pair.item, pair.twin)
+    ]
+
+
+@app.command("eval")
+@user_errors
+def evaluate(
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Folder for everything it writes")
+    ] = Path("twinbench-out"),
+    system: Annotated[str, typer.Option("--system", "-s", help="System spec")] = "smollm2",
+    seed: Annotated[int, typer.Option(help="Build seed")] = 0,
+    per_generator: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            help="Pairs per generator sent to the system (0 = every item of the default build; "
+            "the default 60 keeps a 2-core CPU run of smollm2 under 15 minutes)",
+        ),
+    ] = EVAL_PAIRS_PER_GENERATOR,
+    languages: Annotated[str, typer.Option(help="Languages the system declares")] = "en",
+) -> None:
+    """The main job: build the default benchmark, run the system, grade, write the report.
+
+    The benchmark folder holds the full default build; the system answers the first
+    --per-generator pairs of each generator (all of them with --per-generator 0). Run again
+    with the same options to resume an interrupted run.
+    """
+    from twinbench.build import build as run_build
+    from twinbench.grade import expected_table, grade_file
+    from twinbench.metrics.cost import load_cost_table
+    from twinbench.metrics.summary import summarize
+    from twinbench.render import metrics_markdown, metrics_table
+    from twinbench.run import RunPlan
+    from twinbench.systems import make_system
+
+    declared = parse_languages(languages)
+    bench = out / "benchmark"
+    console.print(f"[bold]1/4[/bold] building the benchmark into {bench} (seed {seed})")
+    built = run_build(bench, seed=seed)
+    items = eval_slice(built, per_generator)
+    console.print(
+        f"     {len(built.public)} items built; {len(items)} sent to the system "
+        f"({per_generator or 'all'} pairs per generator)"
+    )
+    options = _system_options(
+        seed=seed, benchmark_languages=tuple(sorted({i.language for i in items}))
+    )
+    console.print(f"[bold]2/4[/bold] running {system} (first use of a local model loads it)")
+    chosen = make_system(system, options)
+    run_dir = out / "runs" / re.sub(r"[^\w.@=+-]+", "_", chosen.card.name)
+    _run_system(chosen, RunPlan(items), run_dir, seed)
+    console.print(f"[bold]3/4[/bold] grading {run_dir / 'responses.jsonl'}")
+    expected = expected_table(items, declared)
+    summary = summarize(
+        grade_file(run_dir / "responses.jsonl", expected), load_cost_table(), expected.languages
+    )
+    summary["system_card"] = chosen.card.model_dump(mode="json")
+    console.print(f"[bold]4/4[/bold] writing {out / 'metrics.json'} and {out / 'metrics.md'}")
+    write_json(out / "metrics.json", summary)
+    with atomic_write(out / "metrics.md") as handle:
+        handle.write(metrics_markdown(summary))
+    console.print(metrics_table(summary))
 
 
 @app.command()

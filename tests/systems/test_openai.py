@@ -1,0 +1,159 @@
+"""The OpenAI-compatible adapter: a real llama.cpp server, and scripted failure modes."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from twinbench.records import ChoiceQuestion, NoulQuestion
+from twinbench.systems import SystemOptions, make_system
+from twinbench.systems.base import Request
+from twinbench.systems.local_model import gguf_path
+
+from .servers import chat_reply, serve
+
+TICKET = Request(
+    item_id="t1",
+    state="The March invoice charged the annual plan twice.",
+    question=ChoiceQuestion(
+        instructions="Which team should handle this ticket?",
+        options=["billing", "technical support", "sales"],
+    ),
+)
+REFUND = Request(
+    item_id="t2",
+    state="The customer bought the lamp 9 days ago.",
+    question=NoulQuestion(instructions="Is a refund due under a 30-day policy?"),
+)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def llama_server() -> Iterator[str]:
+    """llama-cpp-python's OpenAI-compatible server with the shipped SmolLM2 GGUF."""
+    port = _free_port()
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(gguf_path()),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--n_threads",
+            "2",
+            "--n_ctx",
+            "2048",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}/v1"
+    try:
+        for _ in range(120):
+            try:
+                if httpx.get(f"{url}/models", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                time.sleep(0.5)
+        else:
+            raise RuntimeError("llama.cpp server did not start")
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def test_real_llama_cpp_server_gives_schema_valid_decisions(llama_server: str) -> None:
+    system = make_system("openai:smollm2", SystemOptions(base_url=llama_server, timeout_s=60))
+    out = system.respond([TICKET, REFUND])
+    for res in out:
+        # the server constrains output to the schema, so every reply parses into a decision
+        assert res.status == "ok", res
+        if res.abstain:
+            assert res.reason in (
+                "underspecified_state",
+                "contradictory_options",
+                "out_of_language",
+            )
+        else:
+            assert res.answer is not None
+    assert out[0].abstain or out[0].answer in TICKET.question.options  # type: ignore[union-attr]
+    assert system.llama_cpp_format  # it fell back to {"type": "json_object", "schema": ...}
+    assert out[0].usage["prompt_tokens"] > 0
+
+
+def _scripted(script: dict[str, Any]) -> Any:
+    calls: dict[str, int] = {}
+
+    def handle(path: str, body: Any) -> tuple[int, Any]:
+        text = body["messages"][1]["content"]
+        key = next(k for k in script if k in text)
+        calls[key] = calls.get(key, 0) + 1
+        return script[key](calls[key])
+
+    return handle
+
+
+def test_garbage_timeout_and_400_are_statuses_never_abstentions() -> None:
+    script = {
+        "garbage": lambda n: (200, chat_reply("I think it is billing, probably!")),
+        "offschema": lambda n: (200, chat_reply('{"abstain": false, "answer": "legal"}')),
+        "slow": lambda n: (time.sleep(1.5), (200, chat_reply("{}")))[1],
+        "toolong": lambda n: (400, {"error": {"message": "too many choices"}}),
+        "flaky": lambda n: (
+            (500, {"error": "boom"})
+            if n == 1
+            else (
+                200,
+                chat_reply('{"abstain": true, "reason": "underspecified_state", "answer": null}'),
+            )
+        ),
+    }
+    requests = [Request(item_id=k, state=k, question=TICKET.question) for k in script]
+    with serve(_scripted(script)) as (url, log):
+        options = SystemOptions(base_url=url, timeout_s=0.5, retries=2)
+        out = {r.item_id: r for r in make_system("openai", options).respond(requests)}
+    assert (out["garbage"].status, out["garbage"].abstain) == ("invalid", None)
+    assert out["garbage"].raw == "I think it is billing, probably!"
+    assert out["offschema"].status == "invalid"
+    assert (out["slow"].status, out["slow"].error) == ("error", "timeout")
+    assert out["toolong"].status == "rejected" and "HTTP 400" in (out["toolong"].error or "")
+    # a 500 is retried; the second attempt's real abstention is kept
+    assert (out["flaky"].status, out["flaky"].abstain, out["flaky"].reason) == (
+        "ok",
+        True,
+        "underspecified_state",
+    )
+    assert sum(1 for _, body in log if "flaky" in body["messages"][1]["content"]) == 2
+
+
+def test_api_key_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[Any] = []
+
+    def handle(path: str, body: Any) -> tuple[int, Any]:
+        seen.append(body)
+        return 200, chat_reply('{"abstain": false, "reason": null, "answer": "billing"}')
+
+    monkeypatch.setenv("TWINBENCH_TEST_KEY", "sk-test-123")
+    with serve(handle) as (url, _):
+        options = SystemOptions(base_url=url, api_key_env="TWINBENCH_TEST_KEY")
+        out = make_system("openai:gpt-test", options).respond([TICKET])
+    assert (out[0].status, out[0].answer) == ("ok", "billing")
+    assert seen[0]["model"] == "gpt-test"
+    assert seen[0]["response_format"]["type"] == "json_schema"
