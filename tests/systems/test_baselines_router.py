@@ -1,0 +1,63 @@
+"""Baselines, the spec parser, and the language router (real lingua detector)."""
+
+from __future__ import annotations
+
+import pytest
+
+from twinbench.jsonl import InputError
+from twinbench.records import ChoiceQuestion, ReasonCode
+from twinbench.systems import SystemOptions, available, make_system
+from twinbench.systems.base import Request
+
+QUESTION = ChoiceQuestion(instructions="Which team?", options=["billing", "sales", "support"])
+
+
+def _req(item_id: str, state: str, family: ReasonCode | None = None, trial: int = 0) -> Request:
+    return Request(item_id=item_id, state=state, question=QUESTION, family=family, trial=trial)
+
+
+def test_always_abstain_uses_the_family_code_or_a_fixed_one() -> None:
+    requests = [_req("a", "s", ReasonCode.OUT_OF_LANGUAGE), _req("b", "s", ReasonCode.CONTRADICTORY_OPTIONS)]
+    by_family = make_system("always-abstain").respond(requests)
+    assert [r.reason for r in by_family] == ["out_of_language", "contradictory_options"]
+    fixed = make_system("always-abstain:underspecified_state").respond(requests)
+    assert {r.reason for r in fixed} == {"underspecified_state"}
+    with pytest.raises(InputError, match="unknown code 'nope'"):
+        make_system("always-abstain:nope")
+
+
+def test_always_answer_random_is_seeded() -> None:
+    requests = [_req(f"i{n}", "s", trial=t) for n in range(20) for t in range(2)]
+    first = [r.answer for r in make_system("always-answer:random", SystemOptions(seed=1)).respond(requests)]
+    again = [r.answer for r in make_system("always-answer:random", SystemOptions(seed=1)).respond(requests)]
+    other = [r.answer for r in make_system("always-answer:random", SystemOptions(seed=2)).respond(requests)]
+    assert first == again and first != other
+    assert set(first) == {"billing", "sales", "support"}
+    assert {r.answer for r in make_system("always-answer").respond(requests)} == {"billing"}
+
+
+def test_unknown_specs_are_clear_errors() -> None:
+    with pytest.raises(InputError, match="unknown system 'gpt9'"):
+        make_system("gpt9")
+    with pytest.raises(InputError, match="gate:SPEC@THRESHOLD"):
+        make_system("gate:always-answer@2")
+    with pytest.raises(InputError, match="needs --base-url"):
+        make_system("openai")
+    assert "smollm2" in available() and "router:LANG=SPEC+..." in available()
+
+
+def test_router_sends_only_declared_languages_to_the_system() -> None:
+    options = SystemOptions(benchmark_languages=("en", "es", "ru", "km"))
+    router = make_system("router:en=always-answer", options)
+    out = router.respond([
+        _req("en", "The customer was charged twice for the annual plan in March."),
+        _req("es", "El cliente recibió dos cargos por el plan anual en marzo."),
+        _req("ru", "Клиенту дважды списали оплату за годовой план в марте."),
+        _req("km", "អតិថិជនត្រូវបានគិតប្រាក់ពីរដងសម្រាប់គម្រោងប្រចាំឆ្នាំ។"),
+    ])
+    assert (out[0].abstain, out[0].answer) == (False, "billing")
+    assert out[0].raw["detected"] == "en"
+    for res in out[1:]:
+        assert (res.abstain, res.reason) == (True, "out_of_language")
+    assert out[1].raw["detected"] == "es" and out[2].raw["detected"] == "ru"
+    assert router.card.languages == ("en",) and router.card.name.startswith("router(")

@@ -1,0 +1,90 @@
+"""The embedded SmolLM2 really runs: one forward pass per item, typed decisions from logits."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+import torch
+
+from twinbench.build import build
+from twinbench.records import ChoiceQuestion, Item
+from twinbench.systems.base import Request
+from twinbench.systems.local_model import load_smollm2
+from twinbench.systems.prompt import lettered
+from twinbench.systems.smollm2 import SmolLM2System, chat_prompt
+
+from twinbench.run import request_for
+
+
+@pytest.fixture(scope="module")
+def slice_items(tmp_path_factory: pytest.TempPathFactory) -> list[Item]:
+    """Two pairs from every generator of a small build (28 items, all three question types)."""
+    result = build(tmp_path_factory.mktemp("bench"), per_generator=2)
+    return result.public
+
+
+@pytest.fixture(scope="module")
+def system() -> SmolLM2System:
+    return SmolLM2System(batch_size=8)
+
+
+def test_real_model_decides_every_item(system: SmolLM2System, slice_items: list[Item]) -> None:
+    out = system.respond([request_for(i, 0, 0) for i in slice_items])
+    ok = [r for r in out if r.status == "ok"]
+    assert len(ok) / len(out) >= 0.99
+    assert {i.question.type for i in slice_items} == {"choice", "score", "noul"}
+    for res, item in zip(out, slice_items, strict=True):
+        assert res.item_id == item.id
+        assert res.probabilities is not None
+        assert math.isclose(sum(res.probabilities.values()), 1.0, abs_tol=1e-4)
+        assert res.confidence == max(res.probabilities.values())
+        if res.abstain:
+            assert res.reason is not None and res.answer is None
+        elif isinstance(item.question, ChoiceQuestion):
+            assert res.answer in item.question.options
+        assert res.raw in "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+    again = system.respond([request_for(i, 0, 0) for i in slice_items])
+    strip = {"latency_ms"}
+    assert [r.model_dump(exclude=strip) for r in again] == [r.model_dump(exclude=strip)
+                                                            for r in out]
+
+
+def test_cached_prefix_batch_equals_full_prompt_forward(
+    system: SmolLM2System, slice_items: list[Item]
+) -> None:
+    model, tokenizer = load_smollm2()
+    requests = [request_for(i, 0, 0) for i in slice_items[::7]]  # mixed lengths in one batch
+    _, _, after = system._prefix_cache(model, tokenizer)
+    from twinbench.systems.prompt import user_message
+
+    suffixes, letters, full = [], [], []
+    for req in requests:
+        choices = lettered(req.question)
+        text = user_message(req.state, req.question, choices) + after
+        suffixes.append(tokenizer.encode(text, add_special_tokens=False))
+        letters.append([c.letter for c in choices])
+        ids = torch.tensor([tokenizer.encode(chat_prompt(tokenizer, req, choices),
+                                             add_special_tokens=False)])
+        with torch.inference_mode():
+            logits = model(input_ids=ids).logits[0, -1]
+        full.append([float(torch.logsumexp(logits[system._ids(tokenizer, c.letter)], 0))
+                     for c in choices])
+    batched = system.letter_logits(suffixes, letters)
+    for one, many in zip(full, batched, strict=True):
+        assert max(abs(a - b) for a, b in zip(one, many, strict=True)) < 1e-3
+
+
+def test_too_many_options_is_a_rejection(system: SmolLM2System) -> None:
+    question = ChoiceQuestion(instructions="Pick one", options=[f"opt {i}" for i in range(30)])
+    out = system.respond([Request(item_id="x", state="A state.", question=question)])
+    assert (out[0].status, out[0].abstain) == ("rejected", None)
+    assert "more than 23 options" in (out[0].error or "")
+
+
+def test_cache_dir_is_used(tmp_path: Path) -> None:
+    from twinbench.systems.local_model import cache_dir
+
+    assert cache_dir().name == "twinbench" or cache_dir() == Path(
+        __import__("os").environ["TWINBENCH_CACHE"])

@@ -1,0 +1,76 @@
+"""typed-decisions through its real package: the Decider in process and its HTTP server."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from twinbench.records import ChoiceQuestion, NoulQuestion, ScoreQuestion
+from twinbench.systems import SystemOptions, make_system
+from twinbench.systems.base import Request
+from twinbench.systems.local_model import CACHE_NAME, cache_dir, load_smollm2
+
+from .test_openai import _free_port
+
+REQUESTS = [
+    Request(item_id="c", state="The March invoice charged the annual plan twice.",
+            question=ChoiceQuestion(instructions="Which team should handle this ticket?",
+                                    options=["billing", "technical support", "sales"])),
+    Request(item_id="s", state="Every customer is locked out of checkout with no workaround.",
+            question=ScoreQuestion(instructions="How severe is this incident?",
+                                   legend={"low": 1, "medium": 2, "high": 3})),
+    Request(item_id="n", state="The tablets may be taken with or without food.",
+            question=NoulQuestion(instructions="May the tablets be taken with food?")),
+]
+
+
+def _check(out: list) -> None:
+    assert [r.status for r in out] == ["ok", "ok", "ok"]
+    assert out[0].answer in ("billing", "technical support", "sales")
+    assert out[1].answer in (1, 2, 3)
+    assert 0.0 <= out[2].answer <= 1.0
+    assert all(r.abstain is False and 0.0 <= r.confidence <= 1.0 for r in out)
+
+
+def test_in_process_decider() -> None:
+    system = make_system("typed-decisions")
+    out = system.respond(REQUESTS)
+    _check(out)
+    assert not system.card.abstains  # no abstain output: it is evaluated through a gate
+    gated = make_system("gate:typed-decisions@0.99").respond(REQUESTS)
+    assert all(r.abstain for r in gated if r.status == "ok")
+
+
+@pytest.fixture(scope="module")
+def td_server() -> Iterator[str]:
+    load_smollm2()  # makes sure the converted weights are in the cache
+    port = _free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "typed_decisions.server", "--model",
+         str(cache_dir() / CACHE_NAME), "--device", "cpu", "--port", str(port)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(240):
+            try:
+                httpx.get(url + "/v1/stats", timeout=1)
+                break
+            except httpx.TransportError:
+                time.sleep(0.5)
+        else:
+            raise RuntimeError("typed-decisions server did not start")
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def test_http_server(td_server: str) -> None:
+    system = make_system("typed-decisions", SystemOptions(base_url=td_server, timeout_s=120))
+    _check(system.respond(REQUESTS))
