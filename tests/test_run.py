@@ -15,13 +15,12 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import read_rows
+from systems.servers import serve, systemone_handler
 from twinbench.build import build
 from twinbench.cli import app
 from twinbench.records import Item
 from twinbench.run import read_done, request_for
 from twinbench.systems.base import Request
-
-from systems.servers import serve, systemone_handler
 
 
 def request_of(item: Item) -> Request:
@@ -50,25 +49,40 @@ def _wait_lines(path: Path, n: int, timeout: float = 60) -> None:
 
 
 def _strip(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return sorted(({k: v for k, v in r.items() if k != "latency_ms"} for r in rows),
-                  key=lambda r: (r["item_id"], r["trial"], r["permutation"]))
+    return sorted(
+        ({k: v for k, v in r.items() if k != "latency_ms"} for r in rows),
+        key=lambda r: (r["item_id"], r["trial"], r["permutation"]),
+    )
 
 
 def test_kill_9_then_resume_equals_an_uninterrupted_run(bench: Path, tmp_path: Path) -> None:
     with serve(systemone_handler(jev=True, delay_s=0.03)) as (url, log):
-        args = ["run", "-b", str(bench), "-s", "jev", "--base-url", url, "--batch-size", "2",
-                "--concurrency", "1", "--permutations", "2"]
+        args = [
+            "run",
+            "-b",
+            str(bench),
+            "-s",
+            "jev",
+            "--base-url",
+            url,
+            "--batch-size",
+            "2",
+            "--concurrency",
+            "1",
+            "--permutations",
+            "2",
+        ]
         killed = tmp_path / "killed"
-        process = subprocess.Popen(_cli(*args, "--out", str(killed)),
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        process = subprocess.Popen(
+            _cli(*args, "--out", str(killed)), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
         _wait_lines(killed / "responses.jsonl", 20)
         os.kill(process.pid, signal.SIGKILL)
         process.wait()
         done_before = read_done(killed / "responses.jsonl")
         seen_before = len(log)
         assert 20 <= len(done_before) < 168
-        finished = subprocess.run(_cli(*args, "--out", str(killed)), capture_output=True,
-                                  text=True)
+        finished = subprocess.run(_cli(*args, "--out", str(killed)), capture_output=True, text=True)
         assert finished.returncode == 0, finished.stderr
         resent = [(body["state"], body["questions"]["q"]) for _, body in log[seen_before:]]
         clean = tmp_path / "clean"
@@ -79,9 +93,19 @@ def test_kill_9_then_resume_equals_an_uninterrupted_run(bench: Path, tmp_path: P
     assert _strip(rows) == _strip(read_rows(clean / "responses.jsonl"))
     # nothing finished before the kill was sent again
     items = {i["id"]: i for i in read_rows(bench / "items.jsonl")}
-    done_requests = {(items[k[0]]["state"], json.dumps(request_for(
-        Item.model_validate(items[k[0]]), k[1], k[2]).question.model_dump()["options"]
-        if items[k[0]]["question"]["type"] == "choice" else None)) for k in done_before}
+    done_requests = {
+        (
+            items[k[0]]["state"],
+            json.dumps(
+                request_for(Item.model_validate(items[k[0]]), k[1], k[2]).question.model_dump()[
+                    "options"
+                ]
+                if items[k[0]]["question"]["type"] == "choice"
+                else None
+            ),
+        )
+        for k in done_before
+    }
     for state, question in resent:
         options = json.dumps(question.get("criteria")) if question["type"] == "choice" else None
         assert (state, options) not in done_requests
@@ -93,15 +117,17 @@ def test_kill_9_then_resume_equals_an_uninterrupted_run(bench: Path, tmp_path: P
 
 def test_torn_last_line_is_cut_and_resumed(bench: Path, tmp_path: Path, runner: CliRunner) -> None:
     out = tmp_path / "run"
-    result = runner.invoke(app, ["run", "-b", str(bench), "-s", "always-abstain", "-o", str(out),
-                                 "--limit", "10"])
+    result = runner.invoke(
+        app, ["run", "-b", str(bench), "-s", "always-abstain", "-o", str(out), "--limit", "10"]
+    )
     assert result.exit_code == 0, result.output
     path = out / "responses.jsonl"
     data = path.read_bytes()
     last = data.rstrip(b"\n").rfind(b"\n") + 1
     path.write_bytes(data[: last + 15])  # half of the last line, as after a kill mid-write
-    result = runner.invoke(app, ["run", "-b", str(bench), "-s", "always-abstain", "-o", str(out),
-                                 "--limit", "10"])
+    result = runner.invoke(
+        app, ["run", "-b", str(bench), "-s", "always-abstain", "-o", str(out), "--limit", "10"]
+    )
     assert result.exit_code == 0, result.output
     rows = read_rows(path)
     assert len(rows) == 10 and len({r["item_id"] for r in rows}) == 10
@@ -110,10 +136,24 @@ def test_torn_last_line_is_cut_and_resumed(bench: Path, tmp_path: Path, runner: 
 def test_ctrl_c_leaves_a_resumable_run(bench: Path, tmp_path: Path) -> None:
     with serve(systemone_handler(jev=True, delay_s=0.05)) as (url, _):
         out = tmp_path / "run"
-        args = _cli("run", "-b", str(bench), "-s", "jev", "--base-url", url, "--batch-size", "2",
-                    "--concurrency", "1", "--out", str(out))
-        process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                   text=True)
+        args = _cli(
+            "run",
+            "-b",
+            str(bench),
+            "-s",
+            "jev",
+            "--base-url",
+            url,
+            "--batch-size",
+            "2",
+            "--concurrency",
+            "1",
+            "--out",
+            str(out),
+        )
+        process = subprocess.Popen(
+            args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+        )
         _wait_lines(out / "responses.jsonl", 6)
         process.send_signal(signal.SIGINT)
         _, stderr = process.communicate(timeout=60)

@@ -17,7 +17,10 @@ def _req(item_id: str, state: str, family: ReasonCode | None = None, trial: int 
 
 
 def test_always_abstain_uses_the_family_code_or_a_fixed_one() -> None:
-    requests = [_req("a", "s", ReasonCode.OUT_OF_LANGUAGE), _req("b", "s", ReasonCode.CONTRADICTORY_OPTIONS)]
+    requests = [
+        _req("a", "s", ReasonCode.OUT_OF_LANGUAGE),
+        _req("b", "s", ReasonCode.CONTRADICTORY_OPTIONS),
+    ]
     by_family = make_system("always-abstain").respond(requests)
     assert [r.reason for r in by_family] == ["out_of_language", "contradictory_options"]
     fixed = make_system("always-abstain:underspecified_state").respond(requests)
@@ -28,9 +31,18 @@ def test_always_abstain_uses_the_family_code_or_a_fixed_one() -> None:
 
 def test_always_answer_random_is_seeded() -> None:
     requests = [_req(f"i{n}", "s", trial=t) for n in range(20) for t in range(2)]
-    first = [r.answer for r in make_system("always-answer:random", SystemOptions(seed=1)).respond(requests)]
-    again = [r.answer for r in make_system("always-answer:random", SystemOptions(seed=1)).respond(requests)]
-    other = [r.answer for r in make_system("always-answer:random", SystemOptions(seed=2)).respond(requests)]
+    first = [
+        r.answer
+        for r in make_system("always-answer:random", SystemOptions(seed=1)).respond(requests)
+    ]
+    again = [
+        r.answer
+        for r in make_system("always-answer:random", SystemOptions(seed=1)).respond(requests)
+    ]
+    other = [
+        r.answer
+        for r in make_system("always-answer:random", SystemOptions(seed=2)).respond(requests)
+    ]
     assert first == again and first != other
     assert set(first) == {"billing", "sales", "support"}
     assert {r.answer for r in make_system("always-answer").respond(requests)} == {"billing"}
@@ -49,12 +61,14 @@ def test_unknown_specs_are_clear_errors() -> None:
 def test_router_sends_only_declared_languages_to_the_system() -> None:
     options = SystemOptions(benchmark_languages=("en", "es", "ru", "km"))
     router = make_system("router:en=always-answer", options)
-    out = router.respond([
-        _req("en", "The customer was charged twice for the annual plan in March."),
-        _req("es", "El cliente recibió dos cargos por el plan anual en marzo."),
-        _req("ru", "Клиенту дважды списали оплату за годовой план в марте."),
-        _req("km", "អតិថិជនត្រូវបានគិតប្រាក់ពីរដងសម្រាប់គម្រោងប្រចាំឆ្នាំ។"),
-    ])
+    out = router.respond(
+        [
+            _req("en", "The customer was charged twice for the annual plan in March."),
+            _req("es", "El cliente recibió dos cargos por el plan anual en marzo."),
+            _req("ru", "Клиенту дважды списали оплату за годовой план в марте."),
+            _req("km", "អតិថិជនត្រូវបានគិតប្រាក់ពីរដងសម្រាប់គម្រោងប្រចាំឆ្នាំ។"),
+        ]
+    )
     assert (out[0].abstain, out[0].answer) == (False, "billing")
     assert out[0].raw["detected"] == "en"
     for res in out[1:]:

@@ -10,19 +10,22 @@ import torch
 
 from twinbench.build import build
 from twinbench.records import ChoiceQuestion, Item
+from twinbench.run import request_for
 from twinbench.systems.base import Request
 from twinbench.systems.local_model import load_smollm2
 from twinbench.systems.prompt import lettered
 from twinbench.systems.smollm2 import SmolLM2System, chat_prompt
 
-from twinbench.run import request_for
-
 
 @pytest.fixture(scope="module")
 def slice_items(tmp_path_factory: pytest.TempPathFactory) -> list[Item]:
-    """Two pairs from every generator of a small build (28 items, all three question types)."""
-    result = build(tmp_path_factory.mktemp("bench"), per_generator=2)
-    return result.public
+    """One pair per generator and question type of a small build (all three types)."""
+    result = build(tmp_path_factory.mktemp("bench"), per_generator=8)
+    chosen: dict[tuple[str, str], list[Item]] = {}
+    for name, pairs in result.pairs.items():
+        for pair in pairs:
+            chosen.setdefault((name, pair.item.question.type), [pair.item, pair.twin])
+    return [item for pair in chosen.values() for item in pair]
 
 
 @pytest.fixture(scope="module")
@@ -47,8 +50,9 @@ def test_real_model_decides_every_item(system: SmolLM2System, slice_items: list[
         assert res.raw in "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
     again = system.respond([request_for(i, 0, 0) for i in slice_items])
     strip = {"latency_ms"}
-    assert [r.model_dump(exclude=strip) for r in again] == [r.model_dump(exclude=strip)
-                                                            for r in out]
+    assert [r.model_dump(exclude=strip) for r in again] == [
+        r.model_dump(exclude=strip) for r in out
+    ]
 
 
 def test_cached_prefix_batch_equals_full_prompt_forward(
@@ -65,12 +69,14 @@ def test_cached_prefix_batch_equals_full_prompt_forward(
         text = user_message(req.state, req.question, choices) + after
         suffixes.append(tokenizer.encode(text, add_special_tokens=False))
         letters.append([c.letter for c in choices])
-        ids = torch.tensor([tokenizer.encode(chat_prompt(tokenizer, req, choices),
-                                             add_special_tokens=False)])
+        ids = torch.tensor(
+            [tokenizer.encode(chat_prompt(tokenizer, req, choices), add_special_tokens=False)]
+        )
         with torch.inference_mode():
             logits = model(input_ids=ids).logits[0, -1]
-        full.append([float(torch.logsumexp(logits[system._ids(tokenizer, c.letter)], 0))
-                     for c in choices])
+        full.append(
+            [float(torch.logsumexp(logits[system._ids(tokenizer, c.letter)], 0)) for c in choices]
+        )
     batched = system.letter_logits(suffixes, letters)
     for one, many in zip(full, batched, strict=True):
         assert max(abs(a - b) for a, b in zip(one, many, strict=True)) < 1e-3
@@ -87,4 +93,5 @@ def test_cache_dir_is_used(tmp_path: Path) -> None:
     from twinbench.systems.local_model import cache_dir
 
     assert cache_dir().name == "twinbench" or cache_dir() == Path(
-        __import__("os").environ["TWINBENCH_CACHE"])
+        __import__("os").environ["TWINBENCH_CACHE"]
+    )

@@ -18,14 +18,26 @@ from twinbench.systems.local_model import CACHE_NAME, cache_dir, load_smollm2
 from .test_openai import _free_port
 
 REQUESTS = [
-    Request(item_id="c", state="The March invoice charged the annual plan twice.",
-            question=ChoiceQuestion(instructions="Which team should handle this ticket?",
-                                    options=["billing", "technical support", "sales"])),
-    Request(item_id="s", state="Every customer is locked out of checkout with no workaround.",
-            question=ScoreQuestion(instructions="How severe is this incident?",
-                                   legend={"low": 1, "medium": 2, "high": 3})),
-    Request(item_id="n", state="The tablets may be taken with or without food.",
-            question=NoulQuestion(instructions="May the tablets be taken with food?")),
+    Request(
+        item_id="c",
+        state="The March invoice charged the annual plan twice.",
+        question=ChoiceQuestion(
+            instructions="Which team should handle this ticket?",
+            options=["billing", "technical support", "sales"],
+        ),
+    ),
+    Request(
+        item_id="s",
+        state="Every customer is locked out of checkout with no workaround.",
+        question=ScoreQuestion(
+            instructions="How severe is this incident?", legend={"low": 1, "medium": 2, "high": 3}
+        ),
+    ),
+    Request(
+        item_id="n",
+        state="The tablets may be taken with or without food.",
+        question=NoulQuestion(instructions="May the tablets be taken with food?"),
+    ),
 ]
 
 
@@ -51,9 +63,19 @@ def td_server() -> Iterator[str]:
     load_smollm2()  # makes sure the converted weights are in the cache
     port = _free_port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "typed_decisions.server", "--model",
-         str(cache_dir() / CACHE_NAME), "--device", "cpu", "--port", str(port)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            sys.executable,
+            "-m",
+            "typed_decisions.server",
+            "--model",
+            str(cache_dir() / CACHE_NAME),
+            "--device",
+            "cpu",
+            "--port",
+            str(port),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     url = f"http://127.0.0.1:{port}"
     try:

@@ -9,6 +9,9 @@ from twinbench.generators.base import Generator, Pair, join, permute_options, re
 from twinbench.generators.scripts import LANGUAGE_SCRIPTS, script_name, script_problem
 from twinbench.records import ChoiceQuestion, ReasonCode
 
+#: scenario offset between consecutive languages in the stratified source order
+STRIDE = 10
+
 
 @register
 class TranslationGenerator(Generator[Translation]):
@@ -26,13 +29,20 @@ class TranslationGenerator(Generator[Translation]):
     shuffle_sources = False
 
     def sources(self) -> Sequence[Translation]:
-        # stratified: languages interleave, so any prefix mixes same- and different-script ones
+        # Stratified: languages interleave, so any prefix mixes same- and different-script
+        # ones; language j starts STRIDE * j scenarios further on, so a prefix also spans
+        # different scenarios instead of one scenario in every language.
         by_language: dict[str, list[Translation]] = {}
         for record in self.pool.corpus.translations:
             by_language.setdefault(record.language, []).append(record)
         groups = [by_language[lang] for lang in sorted(by_language)]
         longest = max((len(g) for g in groups), default=0)
-        return [g[i] for i in range(longest) for g in groups if i < len(g)]
+        return [
+            g[(i + STRIDE * j) % len(g)]
+            for i in range(longest)
+            for j, g in enumerate(groups)
+            if i < len(g)
+        ]
 
     def source_key(self, source: Translation) -> str:
         return f"{source.scenario_id}.{source.language}"
