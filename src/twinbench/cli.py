@@ -190,8 +190,10 @@ def build(
 @app.command("import")
 @user_errors
 def import_source(
-    kind: Annotated[str, typer.Argument(help="squad2, mnli, xnli or falseqa")],
-    path: Annotated[str, typer.Argument(help="The official file, or hf:NAME[:CONFIG]")],
+    kind: Annotated[str, typer.Argument(help="squad2, mnli, xnli, falseqa or arcticqa")],
+    path: Annotated[
+        str, typer.Argument(help="The official file (arcticqa: the release folder), or hf:NAME")
+    ],
     out: Annotated[Path, typer.Option("--out", "-o", help="Folder for items.jsonl + manifest")],
     seed: Annotated[int, typer.Option(help="Seed for distractors and option order")] = 0,
 ) -> None:
@@ -199,6 +201,9 @@ def import_source(
     from twinbench.build import write_benchmark
     from twinbench.importers import IMPORTERS
 
+    if kind == "arcticqa":
+        _import_arcticqa(Path(path), out)
+        return
     if kind not in IMPORTERS:
         raise InputError(f"unknown source {kind!r}; choose one of {', '.join(IMPORTERS)}")
     if not path.startswith("hf:") and not Path(path).is_file():
@@ -231,6 +236,76 @@ def import_source(
         f"imported {len(pairs)} pairs from {path} into {out / 'items.jsonl'} "
         f"({manifest['files']['items.jsonl'][:12]}…)"
     )
+
+
+def _import_arcticqa(folder: Path, out: Path) -> None:
+    """ArcticAbstain v1: items into out/benchmark, one run per model into out/runs/MODEL."""
+    from twinbench.build import write_benchmark
+    from twinbench.importers.arcticqa import GENERATOR, import_items, import_responses
+    from twinbench.jsonl import write_jsonl
+
+    items = import_items(folder)
+    runs = import_responses(folder)
+    write_benchmark(
+        out / "benchmark",
+        items,
+        [],
+        {
+            "seed": 0,
+            "source": {"kind": "arcticqa", "path": folder.name},
+            "generators": [
+                {
+                    "name": GENERATOR.name,
+                    "version": GENERATOR.version,
+                    "family": "contradictory_options",
+                    "split": "public",
+                    "pairs": len(items) // 2,
+                }
+            ],
+            "ratio": {"answerable": 1, "unanswerable": 1},
+        },
+    )
+    for model, responses in runs.items():
+        write_jsonl(out / "runs" / model / "responses.jsonl", responses)
+        write_json(
+            out / "runs" / model / "run.json",
+            {
+                "schema": "twinbench.run/1",
+                "system": {"name": model},
+                "status": "imported",
+                "responses": len(responses),
+                "source": "ArcticAbstain v1 responses.csv",
+            },
+        )
+    console.print(
+        f"imported {len(items) // 2} pairs and {len(runs)} runs "
+        f"({sum(map(len, runs.values()))} responses) into {out}"
+    )
+
+
+@app.command()
+@user_errors
+def report(
+    folder: Annotated[Path, typer.Argument(help="Folder with benchmark/ and runs/*/")],
+    languages: Annotated[
+        str | None, typer.Option(help="Declared languages (default: every item language)")
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the bootstrap and the sign-flip tests")] = 7,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the metrics JSON only")] = False,
+) -> None:
+    """Grade every run of a folder; write metrics.json and report.md (paired analysis)."""
+    from twinbench.report import build_report, report_markdown, write_report
+
+    declared = parse_languages(languages) if languages else None
+    built = build_report(folder, declared, seed)
+    write_report(folder, built)
+    if as_json:
+        sys.stdout.write(dumps_json(built))
+        return
+    from rich.markdown import Markdown
+
+    console.print(Markdown(report_markdown(built)))
+    console.print(f"wrote {folder / 'metrics.json'} and {folder / 'report.md'}")
 
 
 def _print_build_summary(manifest: dict[str, Any], out: Path) -> None:

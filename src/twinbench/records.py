@@ -31,11 +31,16 @@ class _Record(BaseModel):
 
 
 class ChoiceQuestion(_Record):
-    """Pick one option; the answer is the option text."""
+    """Pick one option; the answer is the option text.
+
+    `abstain_option` is the text of an explicit abstain option shown after the options (the
+    paired protocol's "I abstain from answering"); choosing it is an abstention, not an answer.
+    """
 
     type: Literal["choice"] = "choice"
     instructions: str = Field(min_length=1)
     options: list[str] = Field(min_length=2, max_length=255)
+    abstain_option: str | None = None
 
 
 class ScoreQuestion(_Record):

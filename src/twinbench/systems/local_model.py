@@ -76,6 +76,7 @@ def load_smollm2() -> tuple[Any, Any]:
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]  # own progress bars
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # the GGUF conversion's bar
     target = cache_dir() / CACHE_NAME
     if not (target / "config.json").is_file():
         _convert(target)

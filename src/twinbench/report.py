@@ -1,0 +1,128 @@
+"""`twinbench report`: grade every run of a folder and write the paired-protocol report.
+
+A report folder holds `benchmark/items.jsonl` and `runs/*/responses.jsonl` (what `twinbench
+eval` and `twinbench import arcticqa` write). The report grades each run, computes the
+per-family metrics of each system and the paired analysis across systems (condition rates
+with cluster-bootstrap intervals, shifts, sign-flip tests, Holm), and writes `metrics.json`
+and `report.md`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from twinbench.analysis import analyse
+from twinbench.grade import GradedTable, expected_table, grade_file
+from twinbench.jsonl import InputError, atomic_write, load_models, write_json
+from twinbench.metrics.cost import load_cost_table
+from twinbench.metrics.summary import summarize
+from twinbench.records import Item
+from twinbench.render import fmt
+
+REPORT_SCHEMA = "twinbench.report/1"
+
+
+def load_runs(
+    folder: Path, languages: tuple[str, ...] | None
+) -> tuple[list[Item], dict[str, GradedTable], tuple[str, ...]]:
+    """Items, one graded table per run (named by its folder), and the declared languages."""
+    items_path = folder / "benchmark" / "items.jsonl"
+    if not items_path.is_file():
+        raise InputError(f"{folder}: no benchmark/items.jsonl (run twinbench eval or import)")
+    items = [item for _, item in load_models(items_path, Item)]
+    declared = languages or tuple(sorted({i.language for i in items}))
+    table = expected_table(items, declared)
+    runs = sorted(p.parent for p in (folder / "runs").glob("*/responses.jsonl"))
+    if not runs:
+        raise InputError(f"{folder}: no runs/*/responses.jsonl to report on")
+    return items, {run.name: grade_file(run / "responses.jsonl", table) for run in runs}, declared
+
+
+def build_report(
+    folder: Path, languages: tuple[str, ...] | None = None, seed: int = 7
+) -> dict[str, Any]:
+    """Every number of the report as one JSON-ready dict."""
+    _, tables, declared = load_runs(folder, languages)
+    costs = load_cost_table()
+    return {
+        "schema": REPORT_SCHEMA,
+        "languages": list(declared),
+        "systems": {name: summarize(g, costs, declared) for name, g in tables.items()},
+        "paired": analyse(tables, seed=seed),
+    }
+
+
+def _pct(value: float) -> str:
+    return f"{100 * value:.1f}%"
+
+
+def report_markdown(report: dict[str, Any]) -> str:
+    """The report as Markdown: the condition/shift table and the paired metrics table."""
+    paired = report["paired"]
+    settings = paired["settings"]
+    lines = [
+        "# twinbench report",
+        "",
+        f"Systems: {len(paired['systems'])}. Declared languages: "
+        f"{', '.join(report['languages'])}. Intervals: {settings['interval']} "
+        f"cluster bootstrap over pairs, {settings['bootstrap_resamples']} resamples, seed "
+        f"{settings['seed']}. Tests: two-sided sign-flip, {settings['sign_flip_draws']} "
+        f"draws, seed {settings['seed']}, Holm across systems.",
+        "",
+        "## Condition-specific abstention and the paired shift",
+        "",
+        "Rates pool the trials. Shift = absent minus present, in percentage points.",
+        "",
+        "| System | Present abst. | Absent abst. | Shift [95% CI] (pp) | Sign-flip p | Holm p |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for name, block in paired["systems"].items():
+        c, t = block["conditions"], block["shift_test"]
+        shift = c["shift"]
+        lines.append(
+            f"| {name} | {_pct(c['present_abstention']['estimate'])} | "
+            f"{_pct(c['absent_abstention']['estimate'])} | {100 * shift['estimate']:+.2f} "
+            f"[{100 * shift['low']:.1f}, {100 * shift['high']:.1f}] | {t['p_value']:.5f} | "
+            f"{t['holm_p']:.4f} |"
+        )
+    pooled = paired["pooled_shift_test"]
+    lines += [
+        "",
+        f"Mean per-pair shift over the systems: {100 * pooled['mean']:+.2f} pp "
+        f"(one sign-flip test with the pair as the unit, p = {pooled['p_value']:.1e}; "
+        f"{pooled['positive']} pairs up, {pooled['negative']} down, {pooled['zero']} "
+        f"unchanged). Mean of the pooled system shifts: "
+        f"{100 * paired['mean_of_system_shifts']:+.2f} pp.",
+        "",
+        "## Paired metrics",
+        "",
+        "Pooled over trials, and the median of the per-trial values.",
+        "",
+        "| System | ACC | Abst. rate | F1_abs | R-Acc | ACC (median) | Abst. rate (median) "
+        "| F1_abs (median) | R-Acc (median) |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    keys = ("acc", "abstention_rate", "f1_abs", "r_acc")
+    for name, block in paired["systems"].items():
+        pooled_m, median = block["pooled"], block["trials"]["median"]
+        cells = [fmt(pooled_m[k]) for k in keys] + [fmt(median[k]) for k in keys]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        "## Outcome counts",
+        "",
+        "| System | N0 | N1 | N2 | N3 | N4 | N5 |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for name, block in paired["systems"].items():
+        n = block["outcome_counts"]
+        lines.append(f"| {name} | " + " | ".join(str(n[f"N{i}"]) for i in range(6)) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def write_report(folder: Path, report: dict[str, Any]) -> None:
+    """metrics.json and report.md into `folder` (atomically)."""
+    write_json(folder / "metrics.json", report)
+    with atomic_write(folder / "report.md") as handle:
+        handle.write(report_markdown(report))
