@@ -29,10 +29,15 @@ def main() -> None:
             times.append(time.perf_counter() - start)
     pairs = sum(g["pairs"] for g in result.manifest["generators"])
     print(f"machine: {platform.machine()}, CPython {platform.python_version()}")
-    print(f"default build: {pairs} pairs ({2 * pairs} items) from "
-          f"{len(result.manifest['generators'])} generators")
-    print("wall seconds per run: " + ", ".join(f"{t:.2f}" for t in times)
-          + f"; best {min(times):.2f}; target <= 60 s: {'met' if max(times) <= 60 else 'MISSED'}")
+    print(
+        f"default build: {pairs} pairs ({2 * pairs} items) from "
+        f"{len(result.manifest['generators'])} generators"
+    )
+    print(
+        "wall seconds per run: "
+        + ", ".join(f"{t:.2f}" for t in times)
+        + f"; best {min(times):.2f}; target <= 60 s: {'met' if max(times) <= 60 else 'MISSED'}"
+    )
 
 
 if __name__ == "__main__":

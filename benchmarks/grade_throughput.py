@@ -26,11 +26,17 @@ from twinbench.records import FAMILIES, Item
 
 def _question(kind: int) -> tuple[dict[str, object], object]:
     if kind == 0:
-        return {"type": "choice", "instructions": "Which team?",
-                "options": ["billing", "technical support", "sales"]}, "sales"
+        return {
+            "type": "choice",
+            "instructions": "Which team?",
+            "options": ["billing", "technical support", "sales"],
+        }, "sales"
     if kind == 1:
-        return {"type": "score", "instructions": "How urgent?",
-                "legend": {"low": 1, "medium": 2, "high": 3}}, 2
+        return {
+            "type": "score",
+            "instructions": "How urgent?",
+            "legend": {"low": 1, "medium": 2, "high": 3},
+        }, 2
     return {"type": "noul", "instructions": "Refund due?"}, True
 
 
@@ -42,15 +48,31 @@ def write_benchmark(folder: Path, pairs: int, responses: int, seed: int) -> tupl
         for p in range(pairs):
             family = FAMILIES[p % 3]
             question, answer = _question(p % 5 % 3)
-            base = {"schema": "twinbench.item/1", "pair_id": f"p{p}", "family": family,
-                    "generator": {"name": "synthetic", "version": "1"}, "seed": p,
-                    "state": "A state.", "question": question}
-            item = {**base, "id": f"u{p}", "answerable": False, "twin_id": f"t{p}",
-                    "expected": {"abstain": True, "reason": family}}
+            base = {
+                "schema": "twinbench.item/1",
+                "pair_id": f"p{p}",
+                "family": family,
+                "generator": {"name": "synthetic", "version": "1"},
+                "seed": p,
+                "state": "A state.",
+                "question": question,
+            }
+            item = {
+                **base,
+                "id": f"u{p}",
+                "answerable": False,
+                "twin_id": f"t{p}",
+                "expected": {"abstain": True, "reason": family},
+            }
             if family == "out_of_language":
                 item |= {"language": "sw", "answer_if_supported": answer}
-            twin = {**base, "id": f"t{p}", "answerable": True, "twin_id": f"u{p}",
-                    "expected": {"abstain": False, "answer": answer}}
+            twin = {
+                **base,
+                "id": f"t{p}",
+                "answerable": True,
+                "twin_id": f"u{p}",
+                "expected": {"abstain": False, "answer": answer},
+            }
             out.write(orjson.dumps(item) + b"\n" + orjson.dumps(twin) + b"\n")
     with responses_path.open("wb") as out:
         ids = rng.integers(0, 2 * pairs, responses)
@@ -60,8 +82,13 @@ def write_benchmark(folder: Path, pairs: int, responses: int, seed: int) -> tupl
         status = rng.random(responses)
         for n in range(responses):
             i = int(ids[n])
-            row: dict[str, object] = {"item_id": f"{'ut'[i % 2]}{i // 2}", "system": "bench",
-                                      "trial": 0, "status": "ok", "confidence": float(conf[n])}
+            row: dict[str, object] = {
+                "item_id": f"{'ut'[i % 2]}{i // 2}",
+                "system": "bench",
+                "trial": 0,
+                "status": "ok",
+                "confidence": float(conf[n]),
+            }
             if status[n] < 0.01:
                 row |= {"status": "invalid", "confidence": None}
             elif abstain[n]:
@@ -91,14 +118,20 @@ def main() -> None:
         graded_at = time.perf_counter()
         summary = summarize(graded, load_cost_table(), table.languages)
         done = time.perf_counter()
-    print(f"machine: {platform.machine()}, {platform.python_implementation()} "
-          f"{platform.python_version()}")
+    print(
+        f"machine: {platform.machine()}, {platform.python_implementation()} "
+        f"{platform.python_version()}"
+    )
     print(f"responses: {len(graded):,} ({size_mb:.0f} MB), items: {len(items):,}")
-    print(f"load items: {loaded - start:.2f} s, grade: {graded_at - loaded:.2f} s, "
-          f"metrics: {done - graded_at:.2f} s, total: {done - start:.2f} s "
-          f"({len(graded) / (done - start):,.0f} responses/s)")
-    print(f"coverage {summary['overall']['coverage']:.3f}, target <= 20 s: "
-          f"{'met' if done - start <= 20 else 'MISSED'}")
+    print(
+        f"load items: {loaded - start:.2f} s, grade: {graded_at - loaded:.2f} s, "
+        f"metrics: {done - graded_at:.2f} s, total: {done - start:.2f} s "
+        f"({len(graded) / (done - start):,.0f} responses/s)"
+    )
+    print(
+        f"coverage {summary['overall']['coverage']:.3f}, target <= 20 s: "
+        f"{'met' if done - start <= 20 else 'MISSED'}"
+    )
 
 
 if __name__ == "__main__":

@@ -69,14 +69,17 @@ def main() -> None:
     for req in requests:
         choices = lettered(req.question)
         prompt = chat_prompt(tokenizer, req, choices)
-        per_option.append(choices[per_option_choice(model, tokenizer, prompt,
-                                                    [c.text for c in choices])].letter)
+        per_option.append(
+            choices[per_option_choice(model, tokenizer, prompt, [c.text for c in choices])].letter
+        )
     per_option_s = time.perf_counter() - start
 
     agree = sum(r.raw == letter for r, letter in zip(one_pass, per_option, strict=True))
     passes = sum(len(lettered(r.question)) for r in requests)
-    print(f"machine: {platform.machine()}, {torch.get_num_threads()} torch threads, "
-          f"torch {torch.__version__}")
+    print(
+        f"machine: {platform.machine()}, {torch.get_num_threads()} torch threads, "
+        f"torch {torch.__version__}"
+    )
     print(f"items: {len(requests)} (seed {args.seed}); per-option forward passes: {passes}")
     print(f"one-pass:   {len(requests) / one_pass_s:6.2f} items/s ({one_pass_s:.1f} s)")
     print(f"per-option: {len(requests) / per_option_s:6.2f} items/s ({per_option_s:.1f} s)")

@@ -45,22 +45,36 @@ def resample_ratios(
     `numerators` and `denominators` are (k, C): k statistics sharing the same C clusters, so
     all statistics of one resample use the same drawn clusters (a cluster carries all its
     trials and conditions). Returns (resamples, k); NaN where a resample's denominator is 0.
+
+    Two exact kernels (same distribution): when clusters repeat a few distinct profiles (counts
+    of small integers, the usual case for per-question tallies), the resample draws how many
+    clusters of each profile it takes (one multinomial over profiles); otherwise it draws C
+    cluster indices per resample, CHUNK resamples at a time, and counts them with bincount.
     """
-    num = np.atleast_2d(numerators)
-    den = np.atleast_2d(denominators)
+    num = np.atleast_2d(np.asarray(numerators, dtype=np.float64))
+    den = np.atleast_2d(np.asarray(denominators, dtype=np.float64))
     clusters = num.shape[1]
+    profiles, weight = np.unique(np.vstack([num, den]).T, axis=0, return_counts=True)
+    if len(profiles) * 10 <= clusters:
+        counts = rng.multinomial(clusters, weight / clusters, size=resamples).astype(np.float64)
+        k = num.shape[0]
+        return _ratio(counts @ profiles[:, :k], counts @ profiles[:, k:])
     out = np.empty((resamples, num.shape[0]))
     for start in range(0, resamples, CHUNK):
         size = min(CHUNK, resamples - start)
-        idx = rng.integers(0, clusters, size=(size, clusters))
+        idx = rng.integers(0, clusters, size=(size, clusters), dtype=np.int32)
         # counts[r, c] = how often cluster c was drawn in resample r (one bincount per block)
-        flat = (np.arange(size)[:, None] * clusters + idx).ravel()
+        flat = (np.arange(size, dtype=np.int64)[:, None] * clusters + idx).ravel()
         counts = np.bincount(flat, minlength=size * clusters).reshape(size, clusters)
         counts = counts.astype(np.float64)
-        top, bottom = counts @ num.T, counts @ den.T
-        with np.errstate(invalid="ignore", divide="ignore"):
-            out[start : start + size] = np.where(bottom > 0, top / bottom, np.nan)
+        out[start : start + size] = _ratio(counts @ num.T, counts @ den.T)
     return out
+
+
+def _ratio(top: FloatArray, bottom: FloatArray) -> FloatArray:
+    with np.errstate(invalid="ignore", divide="ignore"):
+        result: FloatArray = np.where(bottom > 0, top / bottom, np.nan)
+    return result
 
 
 def percentile_interval(
