@@ -65,9 +65,9 @@ def resample_ratios(
         idx = rng.integers(0, clusters, size=(size, clusters), dtype=np.int32)
         # counts[r, c] = how often cluster c was drawn in resample r (one bincount per block)
         flat = (np.arange(size, dtype=np.int64)[:, None] * clusters + idx).ravel()
-        counts = np.bincount(flat, minlength=size * clusters).reshape(size, clusters)
-        counts = counts.astype(np.float64)
-        out[start : start + size] = _ratio(counts @ num.T, counts @ den.T)
+        drawn = np.bincount(flat, minlength=size * clusters).reshape(size, clusters)
+        weights = drawn.astype(np.float64)
+        out[start : start + size] = _ratio(weights @ num.T, weights @ den.T)
     return out
 
 
