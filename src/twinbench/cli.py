@@ -355,7 +355,9 @@ def _progress_bar() -> Any:
     )
 
 
-def _run_system(system: Any, plan: Any, out: Path, seed: int) -> dict[str, Any]:
+def _run_system(
+    system: Any, plan: Any, out: Path, seed: int, benchmark: Path | None = None
+) -> dict[str, Any]:
     from twinbench.run import run as run_plan
 
     total = sum(1 for _ in plan.tasks())
@@ -374,7 +376,7 @@ def _run_system(system: Any, plan: Any, out: Path, seed: int) -> dict[str, Any]:
             bar.update(task, completed=started[1] + sent, rate=rate)
 
         try:
-            return run_plan(system, plan, out, seed=seed, progress=progress)
+            return run_plan(system, plan, out, seed=seed, progress=progress, benchmark=benchmark)
         except KeyboardInterrupt:
             bar.stop()
             errors.print(
@@ -433,7 +435,7 @@ def run(
     )
     chosen = make_system(system, options)
     plan = RunPlan(items, trials=trials, permutations=permutations, batch_size=batch_size)
-    meta = _run_system(chosen, plan, out, seed)
+    meta = _run_system(chosen, plan, out, seed, benchmark)
     counts = ", ".join(f"{k} {v}" for k, v in meta["counts"].items())
     console.print(
         f"{chosen.card.name}: {meta['responses']} responses ({counts}) in {out / 'responses.jsonl'}"
@@ -502,7 +504,7 @@ def evaluate(
     console.print(f"[bold]2/4[/bold] running {system} (first use of a local model loads it)")
     chosen = make_system(system, options)
     run_dir = out / "runs" / re.sub(r"[^\w.@=+-]+", "_", chosen.card.name)
-    _run_system(chosen, RunPlan(items), run_dir, seed)
+    _run_system(chosen, RunPlan(items), run_dir, seed, bench)
     console.print(f"[bold]3/4[/bold] grading {run_dir / 'responses.jsonl'}")
     expected = expected_table(items, declared)
     summary = summarize(
@@ -514,6 +516,71 @@ def evaluate(
     with atomic_write(out / "metrics.md") as handle:
         handle.write(metrics_markdown(summary))
     console.print(metrics_table(summary))
+
+
+@app.command()
+@user_errors
+def compare(
+    runs: Annotated[list[Path], typer.Argument(help="Two or more run folders (responses.jsonl)")],
+    benchmark: Annotated[
+        Path | None, typer.Option(help="Benchmark folder (default: the one run.json names)")
+    ] = None,
+    out: Annotated[Path, typer.Option(help="Folder for compare.json/.md/.html")] = Path(
+        "twinbench-compare"
+    ),
+    languages: Annotated[str, typer.Option(help="Declared languages")] = "en",
+    seed: Annotated[int, typer.Option(help="Seed of the bootstrap and the tests")] = 7,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the JSON only")] = False,
+) -> None:
+    """Paired per-family differences between runs: intervals, sign-flip p, Holm."""
+    from twinbench.compare import compare as compare_runs
+    from twinbench.compare import compare_html, compare_markdown
+    from twinbench.grade import expected_table, grade_file
+    from twinbench.run import load_benchmark
+
+    if len(runs) < 2:
+        raise InputError("compare needs at least two run folders")
+    bench = benchmark or _benchmark_of(runs[0])
+    items = load_benchmark(bench)
+    table = expected_table(items, parse_languages(languages))
+    tables = {}
+    for folder in runs:
+        name = _run_name(folder)
+        if name in tables:
+            name = f"{name} ({folder})"
+        tables[name] = grade_file(folder / "responses.jsonl", table)
+    result = compare_runs(tables, seed=seed)
+    write_json(out / "compare.json", result)
+    with atomic_write(out / "compare.md") as handle:
+        handle.write(compare_markdown(result))
+    with atomic_write(out / "compare.html") as handle:
+        handle.write(compare_html(result))
+    if as_json:
+        sys.stdout.write(dumps_json(result))
+        return
+    from rich.markdown import Markdown
+
+    console.print(Markdown(compare_markdown(result)))
+    console.print(f"wrote {out / 'compare.json'}, {out / 'compare.md'}, {out / 'compare.html'}")
+
+
+def _benchmark_of(run_folder: Path) -> Path:
+    meta = run_folder / "run.json"
+    try:
+        named = json.loads(meta.read_text("utf-8")).get("benchmark")
+    except (OSError, ValueError):
+        named = None
+    if not named:
+        raise InputError(f"{meta}: names no benchmark; pass --benchmark DIR")
+    return Path(named)
+
+
+def _run_name(run_folder: Path) -> str:
+    try:
+        meta = json.loads((run_folder / "run.json").read_text("utf-8"))
+        return str(meta["system"]["name"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return run_folder.name
 
 
 @app.command()

@@ -93,6 +93,12 @@ def load_models(path: Path, model: type[T], errors: list[str] | None = None) -> 
     return records
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 @contextlib.contextmanager
 def atomic_write(path: Path, mode: str = "w") -> Iterator[IO[Any]]:
     """Open a temp file beside `path`; rename it over `path` only if the block succeeds."""
@@ -104,6 +110,7 @@ def atomic_write(path: Path, mode: str = "w") -> Iterator[IO[Any]]:
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the usual file mode
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

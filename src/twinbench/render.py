@@ -38,6 +38,11 @@ def fmt(value: Any) -> str:
     return str(value)
 
 
+def fmt_p(p: float) -> str:
+    """A p-value: five decimals, or scientific notation below 0.001."""
+    return f"{p:.5f}" if p >= 1e-3 else f"{p:.1e}"
+
+
 def _overall_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
     overall = summary["overall"]
     rows = [(label, fmt(overall[key])) for key, label in _OVERALL_ROWS]

@@ -12,13 +12,24 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from twinbench import html, plots
 from twinbench.analysis import analyse
-from twinbench.grade import GradedTable, expected_table, grade_file
+from twinbench.compare import tallies
+from twinbench.grade import (
+    CORRECT_ABSTAIN,
+    CORRECT_ANSWER,
+    GradedTable,
+    expected_table,
+    grade_file,
+)
 from twinbench.jsonl import InputError, atomic_write, load_models, write_json
 from twinbench.metrics.cost import load_cost_table
 from twinbench.metrics.summary import summarize
-from twinbench.records import Item
-from twinbench.render import fmt
+from twinbench.records import FAMILIES, Item
+from twinbench.render import fmt, fmt_p
+from twinbench.stats.bootstrap import ratio_interval
 
 REPORT_SCHEMA = "twinbench.report/1"
 
@@ -39,6 +50,29 @@ def load_runs(
     return items, {run.name: grade_file(run / "responses.jsonl", table) for run in runs}, declared
 
 
+def family_intervals(g: GradedTable, seed: int, resamples: int = 2_000) -> dict[str, Any]:
+    """Per family: recall, precision and twin accuracy with cluster-bootstrap intervals."""
+    pairs = int(g.pair.max(initial=-1)) + 1
+    out: dict[str, Any] = {}
+    for f, family in enumerate(FAMILIES):
+        recall_hits, recall_n = tallies(g, f, False, CORRECT_ABSTAIN, pairs)
+        twin_hits, twin_n = tallies(g, f, True, CORRECT_ANSWER, pairs)
+        claimed = np.bincount(
+            g.pair[g.valid & g.abstain & (g.reason == f)], minlength=pairs
+        ).astype(np.float64)
+        block: dict[str, Any] = {}
+        for name, num, den in (
+            ("recall", recall_hits, recall_n),
+            ("precision", recall_hits, claimed),
+            ("twin_accuracy", twin_hits, twin_n),
+        ):
+            if den.sum() > 0:
+                rng = np.random.default_rng(seed)
+                block[name] = ratio_interval(num, den, resamples, rng, seed).as_dict()
+        out[family] = block
+    return out
+
+
 def build_report(
     folder: Path, languages: tuple[str, ...] | None = None, seed: int = 7
 ) -> dict[str, Any]:
@@ -49,6 +83,7 @@ def build_report(
         "schema": REPORT_SCHEMA,
         "languages": list(declared),
         "systems": {name: summarize(g, costs, declared) for name, g in tables.items()},
+        "family_intervals": {name: family_intervals(g, seed) for name, g in tables.items()},
         "paired": analyse(tables, seed=seed),
     }
 
@@ -83,8 +118,8 @@ def report_markdown(report: dict[str, Any]) -> str:
         lines.append(
             f"| {name} | {_pct(c['present_abstention']['estimate'])} | "
             f"{_pct(c['absent_abstention']['estimate'])} | {100 * shift['estimate']:+.2f} "
-            f"[{100 * shift['low']:.1f}, {100 * shift['high']:.1f}] | {t['p_value']:.5f} | "
-            f"{t['holm_p']:.4f} |"
+            f"[{100 * shift['low']:.1f}, {100 * shift['high']:.1f}] | {fmt_p(t['p_value'])} | "
+            f"{fmt_p(t['holm_p'])} |"
         )
     pooled = paired["pooled_shift_test"]
     lines += [
@@ -121,8 +156,117 @@ def report_markdown(report: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def report_html(report: dict[str, Any]) -> str:
+    """The report as one self-contained HTML page with its figures drawn inline."""
+    summaries, paired = report["systems"], report["paired"]
+    overall = [
+        [
+            name,
+            *(
+                fmt(s["overall"][k])
+                for k in (
+                    "abstention_precision",
+                    "abstention_recall",
+                    "twin_accuracy",
+                    "coverage",
+                    "selective_risk",
+                    "cost_weighted_score",
+                )
+            ),
+        ]
+        for name, s in summaries.items()
+    ]
+    shifts = [
+        [
+            name,
+            _pct(b["conditions"]["present_abstention"]["estimate"]),
+            _pct(b["conditions"]["absent_abstention"]["estimate"]),
+            f"{100 * b['conditions']['shift']['estimate']:+.2f}",
+            fmt_p(b["shift_test"]["p_value"]),
+            fmt_p(b["shift_test"]["holm_p"]),
+        ]
+        for name, b in paired["systems"].items()
+    ]
+    settings = paired["settings"]
+    return html.page(
+        "twinbench report",
+        [
+            (
+                "Overall",
+                html.table(
+                    [
+                        "system",
+                        "abst. precision",
+                        "abst. recall",
+                        "twin acc.",
+                        "coverage",
+                        "selective risk",
+                        "cost score",
+                    ],
+                    overall,
+                ),
+            ),
+            (
+                "Per-family abstention",
+                html.figure(
+                    plots.family_bars(report["family_intervals"], "recall", "Abstention recall"),
+                    "Recall per family with 95% cluster-bootstrap intervals",
+                )
+                + html.figure(
+                    plots.family_bars(
+                        report["family_intervals"], "precision", "Abstention precision"
+                    ),
+                    "Precision per family with 95% cluster-bootstrap intervals",
+                ),
+            ),
+            (
+                "Twin accuracy against recall",
+                html.figure(plots.twin_vs_recall(summaries), "One point per system"),
+            ),
+            (
+                "Risk-coverage",
+                html.figure(
+                    plots.risk_coverage(summaries), "Answering only above a confidence threshold"
+                ),
+            ),
+            (
+                "Permutation sensitivity",
+                html.figure(
+                    plots.permutation_flips(summaries),
+                    "Share of items whose abstain decision flips",
+                ),
+            ),
+            (
+                "Paired present / absent shift",
+                html.table(
+                    [
+                        "system",
+                        "present abst.",
+                        "absent abst.",
+                        "shift (pp)",
+                        "sign-flip p",
+                        "Holm p",
+                    ],
+                    shifts,
+                )
+                + html.figure(plots.paired_shift(paired), "Abstention with 95% intervals"),
+            ),
+            (
+                "Calibration",
+                html.figure(plots.calibration(summaries), "10 equal-width confidence bins"),
+            ),
+        ],
+        note=f"Declared languages: {', '.join(report['languages'])}. Intervals: "
+        f"{settings['interval']} cluster bootstrap over pairs, "
+        f"{settings['bootstrap_resamples']} resamples, seed {settings['seed']}; sign-flip "
+        f"tests with {settings['sign_flip_draws']} draws; Holm across systems.",
+    )
+
+
 def write_report(folder: Path, report: dict[str, Any]) -> None:
-    """metrics.json and report.md into `folder` (atomically)."""
+    """metrics.json, report.md and report.html into `folder` (atomically)."""
     write_json(folder / "metrics.json", report)
     with atomic_write(folder / "report.md") as handle:
         handle.write(report_markdown(report))
+    with atomic_write(folder / "report.html") as handle:
+        handle.write(report_html(report))

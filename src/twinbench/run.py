@@ -111,7 +111,13 @@ def _batches(pending: Sequence[tuple[Item, int, int]], size: int) -> Iterator[li
 
 
 def run(
-    system: System, plan: RunPlan, out: Path, *, seed: int = 0, progress: Progress | None = None
+    system: System,
+    plan: RunPlan,
+    out: Path,
+    *,
+    seed: int = 0,
+    progress: Progress | None = None,
+    benchmark: Path | None = None,
 ) -> dict[str, Any]:
     """Run `plan` against `system` into `out`; returns the final run.json content."""
     out.mkdir(parents=True, exist_ok=True)
@@ -129,6 +135,7 @@ def run(
         "items_sha": f"{zlib.crc32(''.join(i.id for i in plan.items).encode()):08x}",
         "status": "running",
         "resumed_from": len(done),
+        "benchmark": None if benchmark is None else str(benchmark.resolve()),
     }
     write_json(out / "run.json", meta)
     started = time.perf_counter()

@@ -27,3 +27,22 @@ def brier_score(confidence: FloatArray, correct: BoolArray) -> float | None:
     if confidence.size == 0:
         return None
     return float(np.mean((confidence - correct.astype(np.float64)) ** 2))
+
+
+def reliability_bins(confidence: FloatArray, correct: BoolArray) -> list[dict[str, float]]:
+    """Per non-empty bin of ECE_EDGES: its edges, row count, mean confidence and accuracy."""
+    bins = np.searchsorted(np.array(ECE_EDGES[1:-1]), confidence, side="right")
+    out = []
+    for b in range(10):
+        rows = bins == b
+        if rows.any():
+            out.append(
+                {
+                    "low": ECE_EDGES[b],
+                    "high": ECE_EDGES[b + 1],
+                    "count": int(rows.sum()),
+                    "confidence": float(confidence[rows].mean()),
+                    "accuracy": float(correct[rows].mean()),
+                }
+            )
+    return out

@@ -17,9 +17,15 @@ from twinbench.grade import (
 )
 from twinbench.metrics._util import ratio
 from twinbench.metrics.abstention import abstention_precision, abstention_recall, twin_accuracy
-from twinbench.metrics.calibration import ECE_EDGES, brier_score, expected_calibration_error
+from twinbench.metrics.calibration import (
+    ECE_EDGES,
+    brier_score,
+    expected_calibration_error,
+    reliability_bins,
+)
 from twinbench.metrics.cost import CostTable, cost_weighted_score
 from twinbench.metrics.pairs import ideal_pair_rate
+from twinbench.metrics.permutation import permutation_sensitivity
 from twinbench.metrics.selective import (
     aurc,
     best_threshold,
@@ -59,6 +65,7 @@ def _confidence_block(g: GradedTable, valid: np.ndarray) -> dict[str, Any] | Non
         "ece": expected_calibration_error(g.confidence[has_conf], g.correct[has_conf]),
         "ece_bin_edges": list(ECE_EDGES),
         "brier": brier_score(g.confidence[has_conf], g.correct[has_conf]),
+        "reliability": reliability_bins(g.confidence[has_conf], g.correct[has_conf]),
         "risk_coverage": None,
         "aurc": None,
         "best_threshold": None,
@@ -118,5 +125,6 @@ def summarize(g: GradedTable, costs: CostTable, languages: tuple[str, ...]) -> d
             ),
         },
         "confidence": _confidence_block(g, valid),
+        "permutation": permutation_sensitivity(g),
         "costs": costs.model_dump(),
     }

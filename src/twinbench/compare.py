@@ -1,0 +1,150 @@
+"""`twinbench compare`: paired per-family differences between systems on one benchmark.
+
+For every pair of systems (A, B), every family and two metrics — abstention recall on the
+family's unanswerable items and twin accuracy on its twins — the difference A − B with a
+cluster-bootstrap interval (pairs resampled, both systems together), a two-sided sign-flip
+test on the per-pair differences, and Holm's correction across every comparison printed.
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+from typing import Any
+
+import numpy as np
+
+from twinbench.grade import CORRECT_ABSTAIN, CORRECT_ANSWER, GradedTable
+from twinbench.records import FAMILIES
+from twinbench.render import fmt_p
+from twinbench.stats.bootstrap import percentile_interval, resample_ratios
+from twinbench.stats.signflip import holm, sign_flip_test
+
+METRICS = {"recall": (False, CORRECT_ABSTAIN), "twin_accuracy": (True, CORRECT_ANSWER)}
+
+
+def tallies(
+    g: GradedTable, family: int, answerable: bool, outcome: int, pairs: int
+) -> tuple[np.ndarray, np.ndarray]:
+    rows = g.valid & (g.family == family) & (g.answerable == answerable)
+    hits = np.bincount(g.pair[rows & (g.outcome == outcome)], minlength=pairs)
+    totals = np.bincount(g.pair[rows], minlength=pairs)
+    return hits.astype(np.float64), totals.astype(np.float64)
+
+
+def compare(
+    tables: dict[str, GradedTable], seed: int = 7, resamples: int = 10_000, draws: int = 20_000
+) -> dict[str, Any]:
+    """Every (A, B, family, metric) comparison with interval, p and Holm-adjusted p."""
+    pairs = max(int(g.pair.max(initial=-1)) + 1 for g in tables.values())
+    rows: list[dict[str, Any]] = []
+    for a, b in combinations(sorted(tables), 2):
+        for f, family in enumerate(FAMILIES):
+            for metric, (answerable, outcome) in METRICS.items():
+                hits_a, n_a = tallies(tables[a], f, answerable, outcome, pairs)
+                hits_b, n_b = tallies(tables[b], f, answerable, outcome, pairs)
+                both = (n_a > 0) & (n_b > 0)
+                if not both.any():
+                    continue
+                num = np.vstack([hits_a[both], hits_b[both]])
+                den = np.vstack([n_a[both], n_b[both]])
+                rng = np.random.default_rng(seed)
+                boot = resample_ratios(num, den, resamples, rng)
+                est_a, est_b = num[0].sum() / den[0].sum(), num[1].sum() / den[1].sum()
+                interval = percentile_interval(
+                    est_a - est_b, boot[:, 0] - boot[:, 1], resamples, seed
+                )
+                diffs = num[0] / den[0] - num[1] / den[1]
+                test = sign_flip_test(diffs, draws, np.random.default_rng(seed), seed)
+                rows.append(
+                    {
+                        "a": a,
+                        "b": b,
+                        "family": family,
+                        "metric": metric,
+                        "value_a": est_a,
+                        "value_b": est_b,
+                        "pairs": int(both.sum()),
+                        "difference": interval.as_dict(),
+                        "test": test.as_dict(),
+                    }
+                )
+    for row, adjusted in zip(rows, holm([r["test"]["p_value"] for r in rows]), strict=True):
+        row["test"]["holm_p"] = adjusted
+    return {
+        "schema": "twinbench.compare/1",
+        "systems": sorted(tables),
+        "comparisons": rows,
+        "settings": {
+            "bootstrap_resamples": resamples,
+            "sign_flip_draws": draws,
+            "seed": seed,
+            "cluster": "pair",
+            "correction": f"Holm across {len(rows)} comparisons",
+        },
+    }
+
+
+def compare_markdown(result: dict[str, Any]) -> str:
+    """The comparison table as Markdown."""
+    s = result["settings"]
+    lines = [
+        "# twinbench compare",
+        "",
+        f"Differences A − B; 95% percentile intervals from {s['bootstrap_resamples']} "
+        f"cluster-bootstrap resamples of pairs (seed {s['seed']}); two-sided sign-flip "
+        f"tests ({s['sign_flip_draws']} draws); {s['correction']}.",
+        "",
+        "| A | B | family | metric | A | B | A − B [95% CI] | p | Holm p |",
+        "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for r in result["comparisons"]:
+        d = r["difference"]
+        lines.append(
+            f"| {r['a']} | {r['b']} | {r['family']} | {r['metric']} | "
+            f"{r['value_a']:.3f} | {r['value_b']:.3f} | {d['estimate']:+.3f} "
+            f"[{d['low']:+.3f}, {d['high']:+.3f}] | {fmt_p(r['test']['p_value'])} | "
+            f"{fmt_p(r['test']['holm_p'])} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def compare_html(result: dict[str, Any]) -> str:
+    """The comparison as a self-contained HTML page with a forest plot of the differences."""
+    from twinbench import html, plots
+
+    rows = [
+        [
+            r["a"],
+            r["b"],
+            r["family"],
+            r["metric"],
+            f"{r['value_a']:.3f}",
+            f"{r['value_b']:.3f}",
+            f"{r['difference']['estimate']:+.3f}",
+            f"[{r['difference']['low']:+.3f}, {r['difference']['high']:+.3f}]",
+            fmt_p(r["test"]["p_value"]),
+            fmt_p(r["test"]["holm_p"]),
+        ]
+        for r in result["comparisons"]
+    ]
+    s = result["settings"]
+    return html.page(
+        "twinbench compare",
+        [
+            (
+                "Differences",
+                html.table(
+                    ["A", "B", "family", "metric", "A", "B", "A − B", "95% CI", "p", "Holm p"], rows
+                ),
+            ),
+            (
+                "Forest plot",
+                html.figure(
+                    plots.forest(result["comparisons"]),
+                    "A − B with 95% cluster-bootstrap intervals",
+                ),
+            ),
+        ],
+        note=f"{s['bootstrap_resamples']} bootstrap resamples of pairs, seed {s['seed']}; "
+        f"sign-flip tests with {s['sign_flip_draws']} draws; {s['correction']}.",
+    )

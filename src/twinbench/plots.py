@@ -1,0 +1,179 @@
+"""Report figures as inline SVG strings (matplotlib, Agg backend; nothing fetched to view)."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+from twinbench.records import FAMILIES
+
+
+def _svg(fig: Any) -> str:
+    import matplotlib.pyplot as plt
+
+    buffer = io.StringIO()
+    fig.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
+    plt.close(fig)
+    text = buffer.getvalue()
+    return text[text.index("<svg") :]
+
+
+def _figure(width: float = 7.0, height: float = 3.6) -> tuple[Any, Any]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    matplotlib.rcParams["svg.hashsalt"] = "twinbench"  # deterministic element ids
+    import matplotlib.pyplot as plt
+
+    return plt.subplots(figsize=(width, height))
+
+
+def family_bars(intervals: dict[str, dict[str, Any]], metric: str, title: str) -> str:
+    """Grouped bars per family and system with bootstrap intervals."""
+    fig, ax = _figure()
+    systems = list(intervals)
+    width = 0.8 / max(1, len(systems))
+    for s, name in enumerate(systems):
+        xs, ys, lows, highs = [], [], [], []
+        for f, family in enumerate(FAMILIES):
+            block = intervals[name].get(family, {}).get(metric)
+            if block is None:
+                continue
+            xs.append(f + s * width)
+            ys.append(block["estimate"])
+            lows.append(block["estimate"] - block["low"])
+            highs.append(block["high"] - block["estimate"])
+        ax.bar(xs, ys, width, yerr=[lows, highs], capsize=3, label=name)
+    ax.set_xticks([f + 0.4 - width / 2 for f in range(len(FAMILIES))], FAMILIES)
+    ax.set_ylim(0, 1.05)
+    ax.set_title(title)
+    ax.legend(fontsize=7)
+    return _svg(fig)
+
+
+def twin_vs_recall(summaries: dict[str, dict[str, Any]]) -> str:
+    """Twin accuracy against abstention recall, one point per system."""
+    fig, ax = _figure(5, 4)
+    for name, s in summaries.items():
+        x, y = s["overall"]["abstention_recall"], s["overall"]["twin_accuracy"]
+        if x is not None and y is not None:
+            ax.scatter([x], [y], s=40)
+            ax.annotate(name, (x, y), fontsize=7, xytext=(3, 3), textcoords="offset points")
+    ax.set_xlim(-0.02, 1.02)
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlabel("abstention recall (any code)")
+    ax.set_ylabel("twin accuracy")
+    ax.set_title("Discrimination: abstain on items, answer twins")
+    return _svg(fig)
+
+
+def risk_coverage(summaries: dict[str, dict[str, Any]]) -> str | None:
+    """Risk-coverage curves of the systems that give confidences."""
+    curves = {
+        n: s["confidence"]["risk_coverage"]
+        for n, s in summaries.items()
+        if s.get("confidence") and s["confidence"].get("risk_coverage")
+    }
+    if not curves:
+        return None
+    fig, ax = _figure(5, 4)
+    for name, curve in curves.items():
+        ax.step(
+            [p["coverage"] for p in curve], [p["risk"] for p in curve], where="post", label=name
+        )
+    ax.set_xlabel("coverage")
+    ax.set_ylabel("selective risk")
+    ax.set_title("Risk-coverage")
+    ax.legend(fontsize=7)
+    return _svg(fig)
+
+
+def calibration(summaries: dict[str, dict[str, Any]]) -> str | None:
+    """Reliability diagram (10 equal-width bins) of the systems that give confidences."""
+    bins = {
+        n: s["confidence"]["reliability"]
+        for n, s in summaries.items()
+        if s.get("confidence") and s["confidence"].get("reliability")
+    }
+    if not bins:
+        return None
+    fig, ax = _figure(5, 4)
+    ax.plot([0, 1], [0, 1], linestyle="--", color="grey", linewidth=1)
+    for name, rows in bins.items():
+        ax.plot(
+            [r["confidence"] for r in rows], [r["accuracy"] for r in rows], marker="o", label=name
+        )
+    ax.set_xlabel("mean confidence")
+    ax.set_ylabel("accuracy")
+    ax.set_title("Calibration")
+    ax.legend(fontsize=7)
+    return _svg(fig)
+
+
+def permutation_flips(summaries: dict[str, dict[str, Any]]) -> str | None:
+    """Abstain-decision flip rate across option orders, per family and system."""
+    data = {n: s["permutation"] for n, s in summaries.items() if s.get("permutation")}
+    if not data:
+        return None
+    fig, ax = _figure()
+    width = 0.8 / len(data)
+    for s, (name, block) in enumerate(data.items()):
+        ax.bar(
+            [f + s * width for f in range(len(FAMILIES))],
+            [block[f]["flip_rate"] or 0.0 for f in FAMILIES],
+            width,
+            label=name,
+        )
+    ax.set_xticks([f + 0.4 - width / 2 for f in range(len(FAMILIES))], FAMILIES)
+    ax.set_ylabel("flip rate")
+    ax.set_title("Permutation sensitivity of the abstain decision")
+    ax.legend(fontsize=7)
+    return _svg(fig)
+
+
+def paired_shift(paired: dict[str, Any]) -> str:
+    """Present vs absent abstention per system (dumbbells), with bootstrap intervals."""
+    fig, ax = _figure(7, 0.5 + 0.45 * max(1, len(paired["systems"])))
+    for row, block in enumerate(paired["systems"].values()):
+        c = block["conditions"]
+        present, absent = c["present_abstention"], c["absent_abstention"]
+        ax.plot([present["estimate"], absent["estimate"]], [row, row], color="grey")
+        for point, colour in ((present, "tab:blue"), (absent, "tab:orange")):
+            ax.errorbar(
+                [point["estimate"]],
+                [row],
+                xerr=[[point["estimate"] - point["low"]], [point["high"] - point["estimate"]]],
+                fmt="o",
+                color=colour,
+                capsize=2,
+            )
+    ax.set_yticks(range(len(paired["systems"])), list(paired["systems"]))
+    ax.set_xlim(-0.02, 1.02)
+    ax.set_xlabel("abstention rate (blue: answer present, orange: answer absent)")
+    ax.set_title("Paired present / absent shift")
+    return _svg(fig)
+
+
+def forest(comparisons: list[dict[str, Any]]) -> str | None:
+    """Differences A − B with intervals, one row per comparison."""
+    if not comparisons:
+        return None
+    fig, ax = _figure(7, 0.6 + 0.3 * len(comparisons))
+    for row, r in enumerate(comparisons):
+        d = r["difference"]
+        ax.errorbar(
+            [d["estimate"]],
+            [row],
+            xerr=[[d["estimate"] - d["low"]], [d["high"] - d["estimate"]]],
+            fmt="o",
+            capsize=2,
+        )
+    ax.axvline(0, color="grey", linewidth=1)
+    ax.set_yticks(
+        range(len(comparisons)),
+        [f"{r['a']} − {r['b']}: {r['family']} {r['metric']}" for r in comparisons],
+        fontsize=7,
+    )
+    ax.invert_yaxis()
+    ax.set_xlabel("difference")
+    return _svg(fig)
