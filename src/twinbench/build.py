@@ -242,3 +242,48 @@ def write_benchmark(
     }
     write_json(out / "manifest.json", manifest)
     return manifest
+
+
+def build_paired(out: Path, *, seed: int = 0, per_generator: int | None = None) -> BuildResult:
+    """Build the answer-removal benchmark (paired present/absent protocol) into `out`."""
+    from twinbench.generators.answer_removal import AnswerRemoval
+
+    corpus = load_corpus()
+    generator = AnswerRemoval(Pool(corpus))
+    result = BuildResult()
+    sources = _ordered(generator, seed)[:per_generator]
+    kept = []
+    for source in sources:
+        pair = generator.generate(
+            source, item_seed(seed, generator.name, generator.source_key(source))
+        )
+        if generator.validity(pair):
+            result.dropped[generator.name]["validity"] += 1
+        else:
+            kept.append(pair)
+    result.pairs[generator.name] = kept
+    result.public = [item for pair in kept for item in (pair.item, pair.twin)]
+    result.manifest = write_benchmark(
+        out,
+        result.public,
+        [],
+        {
+            "seed": seed,
+            "per_generator": per_generator,
+            "protocol": "paired answer removal",
+            "generators": [
+                {
+                    "name": generator.name,
+                    "version": generator.version,
+                    "family": generator.family.value,
+                    "split": "public",
+                    "pairs": len(kept),
+                    "dropped": dict(result.dropped[generator.name]),
+                    "length_ratio_item_to_twin": _length_ratio(kept),
+                }
+            ],
+            "ratio": {"answerable": 1, "unanswerable": 1},
+            "corpus": {p.name: sha256(p) for p in sorted(corpus_dir().glob("contradiction.jsonl"))},
+        },
+    )
+    return result

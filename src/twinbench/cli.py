@@ -150,6 +150,10 @@ def build(
         Path | None,
         typer.Option(help="Errata JSON (twinbench.errata/1): listed items' pairs are dropped"),
     ] = None,
+    paired: Annotated[
+        bool,
+        typer.Option(help="Build the paired answer-present/absent benchmark (answer_removal)"),
+    ] = False,
 ) -> None:
     """Build a benchmark from the embedded corpus: items.jsonl, manifest.json, holdout/."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
@@ -158,6 +162,13 @@ def build(
     from twinbench.build import parse_ratio
     from twinbench.errata import load_errata
 
+    if paired:
+        from twinbench.build import build_paired
+
+        _print_build_summary(
+            build_paired(out, seed=seed, per_generator=per_generator).manifest, out
+        )
+        return
     parsed_ratio = parse_ratio(ratio)
     loaded_errata = load_errata(errata) if errata is not None else None
     held = tuple(name.strip() for name in holdout.split(",") if name.strip())

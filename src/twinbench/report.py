@@ -40,6 +40,8 @@ def load_runs(
     """Items, one graded table per run (named by its folder), and the declared languages."""
     items_path = folder / "benchmark" / "items.jsonl"
     if not items_path.is_file():
+        items_path = folder / "items.jsonl"  # a benchmark folder with runs/ inside it
+    if not items_path.is_file():
         raise InputError(f"{folder}: no benchmark/items.jsonl (run twinbench eval or import)")
     items = [item for _, item in load_models(items_path, Item)]
     declared = languages or tuple(sorted({i.language for i in items}))

@@ -64,6 +64,16 @@ def answer_choices(question: Question) -> list[Choice]:
 def lettered(question: Question) -> list[Choice]:
     """Answer choices lettered A, B, C, ..., then the abstain choices X, Y, Z."""
     choices = answer_choices(question)
+    if isinstance(question, ChoiceQuestion) and question.abstain_option:
+        # the item's own explicit abstain option (paired protocol): no reason of its own, so
+        # it stands for the code the protocol uses, contradictory_options
+        choices.append(
+            Choice(
+                LETTERS[len(choices)],
+                question.abstain_option,
+                reason=ReasonCode.CONTRADICTORY_OPTIONS,
+            )
+        )
     choices += [
         Choice(ABSTAIN_LETTERS[code], SHORT_ABSTAIN_TEXT[code], reason=code)
         for code in ABSTAIN_TEXT
