@@ -569,9 +569,28 @@ def compare(
     if as_json:
         sys.stdout.write(dumps_json(result))
         return
-    from rich.markdown import Markdown
+    from rich.table import Table
 
-    console.print(Markdown(compare_markdown(result)))
+    from twinbench.render import fmt_p
+
+    grid = Table(title="paired differences A − B (95% cluster-bootstrap CI; Holm-adjusted p)")
+    for column in ("A − B", "family", "metric", "A", "B", "A − B [95% CI]", "p", "Holm p"):
+        grid.add_column(
+            column, justify="left" if column in ("A − B", "family", "metric") else "right"
+        )
+    for r in result["comparisons"]:
+        d = r["difference"]
+        grid.add_row(
+            f"{r['a']} − {r['b']}",
+            r["family"],
+            r["metric"],
+            f"{r['value_a']:.3f}",
+            f"{r['value_b']:.3f}",
+            f"{d['estimate']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}]",
+            fmt_p(r["test"]["p_value"]),
+            fmt_p(r["test"]["holm_p"]),
+        )
+    console.print(grid)
     console.print(f"wrote {out / 'compare.json'}, {out / 'compare.md'}, {out / 'compare.html'}")
 
 
