@@ -282,7 +282,7 @@ def _import_arcticqa(folder: Path, out: Path) -> None:
             out / "runs" / model / "run.json",
             {
                 "schema": "twinbench.run/1",
-                "system": {"name": model},
+                "system": {"name": model, "languages": sorted({i.language for i in items})},
                 "status": "imported",
                 "responses": len(responses),
                 "source": "ArcticAbstain v1 responses.csv",
@@ -484,7 +484,10 @@ def evaluate(
             "the default 60 keeps a 2-core CPU run of smollm2 under 15 minutes)",
         ),
     ] = EVAL_PAIRS_PER_GENERATOR,
-    languages: Annotated[str, typer.Option(help="Languages the system declares")] = "en",
+    languages: Annotated[
+        str | None,
+        typer.Option(help="Declared languages (default: what the system's card declares)"),
+    ] = None,
 ) -> None:
     """The main job: build the default benchmark, run the system, grade, write the report.
 
@@ -500,7 +503,7 @@ def evaluate(
     from twinbench.run import RunPlan
     from twinbench.systems import make_system
 
-    declared = parse_languages(languages)
+    declared = parse_languages(languages) if languages else None
     bench = out / "benchmark"
     console.print(f"[bold]1/4[/bold] building the benchmark into {bench} (seed {seed})")
     built = run_build(bench, seed=seed)
@@ -517,15 +520,21 @@ def evaluate(
     run_dir = out / "runs" / re.sub(r"[^\w.@=+-]+", "_", chosen.card.name)
     _run_system(chosen, RunPlan(items), run_dir, seed, bench)
     console.print(f"[bold]3/4[/bold] grading {run_dir / 'responses.jsonl'}")
-    expected = expected_table(items, declared)
+    expected = expected_table(items, declared or chosen.card.languages)
     summary = summarize(
         grade_file(run_dir / "responses.jsonl", expected), load_cost_table(), expected.languages
     )
     summary["system_card"] = chosen.card.model_dump(mode="json")
-    console.print(f"[bold]4/4[/bold] writing {out / 'metrics.json'} and {out / 'metrics.md'}")
-    write_json(out / "metrics.json", summary)
-    with atomic_write(out / "metrics.md") as handle:
+    write_json(run_dir / "metrics.json", summary)
+    with atomic_write(run_dir / "metrics.md") as handle:
         handle.write(metrics_markdown(summary))
+    console.print(
+        f"[bold]4/4[/bold] writing the report: {out / 'metrics.json'}, "
+        f"{out / 'report.md'}, {out / 'report.html'}"
+    )
+    from twinbench.report import build_report, write_report
+
+    write_report(out, build_report(out, declared))
     console.print(metrics_table(summary))
 
 

@@ -33,6 +33,7 @@ def family_bars(intervals: dict[str, dict[str, Any]], metric: str, title: str) -
     fig, ax = _figure()
     systems = list(intervals)
     width = 0.8 / max(1, len(systems))
+    colours = [f"C{i}" for i in range(len(systems))]  # one colour per system, bars or none
     for s, name in enumerate(systems):
         xs, ys, lows, highs = [], [], [], []
         for f, family in enumerate(FAMILIES):
@@ -43,7 +44,7 @@ def family_bars(intervals: dict[str, dict[str, Any]], metric: str, title: str) -
             ys.append(block["estimate"])
             lows.append(block["estimate"] - block["low"])
             highs.append(block["high"] - block["estimate"])
-        ax.bar(xs, ys, width, yerr=[lows, highs], capsize=3, label=name)
+        ax.bar(xs, ys, width, yerr=[lows, highs], capsize=3, label=name, color=colours[s])
     ax.set_xticks([f + 0.4 - width / 2 for f in range(len(FAMILIES))], FAMILIES)
     ax.set_ylim(0, 1.05)
     ax.set_title(title)
@@ -126,6 +127,7 @@ def permutation_flips(summaries: dict[str, dict[str, Any]]) -> str | None:
         )
     ax.set_xticks([f + 0.4 - width / 2 for f in range(len(FAMILIES))], FAMILIES)
     ax.set_ylabel("flip rate")
+    ax.set_ylim(0, 1.05)
     ax.set_title("Permutation sensitivity of the abstain decision")
     ax.legend(fontsize=7)
     return _svg(fig)

@@ -9,6 +9,7 @@ and `report.md`.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -34,22 +35,39 @@ from twinbench.stats.bootstrap import ratio_interval
 REPORT_SCHEMA = "twinbench.report/1"
 
 
+def declared_languages(run: Path) -> tuple[str, ...]:
+    """The languages the run's system card declares (`en` when run.json does not say)."""
+    try:
+        card = json.loads((run / "run.json").read_text("utf-8")).get("system", {})
+        languages = card.get("languages")
+    except (OSError, ValueError, AttributeError):
+        languages = None
+    return tuple(languages) if languages else ("en",)
+
+
 def load_runs(
     folder: Path, languages: tuple[str, ...] | None
-) -> tuple[list[Item], dict[str, GradedTable], tuple[str, ...]]:
-    """Items, one graded table per run (named by its folder), and the declared languages."""
+) -> tuple[list[Item], dict[str, GradedTable], dict[str, tuple[str, ...]]]:
+    """Items, one graded table per run (named by its folder), and each run's languages.
+
+    Each run is graded against the languages its system declares (run.json), unless
+    `languages` overrides them for every run.
+    """
     items_path = folder / "benchmark" / "items.jsonl"
     if not items_path.is_file():
         items_path = folder / "items.jsonl"  # a benchmark folder with runs/ inside it
     if not items_path.is_file():
         raise InputError(f"{folder}: no benchmark/items.jsonl (run twinbench eval or import)")
     items = [item for _, item in load_models(items_path, Item)]
-    declared = languages or tuple(sorted({i.language for i in items}))
-    table = expected_table(items, declared)
     runs = sorted(p.parent for p in (folder / "runs").glob("*/responses.jsonl"))
     if not runs:
         raise InputError(f"{folder}: no runs/*/responses.jsonl to report on")
-    return items, {run.name: grade_file(run / "responses.jsonl", table) for run in runs}, declared
+    declared = {run.name: languages or declared_languages(run) for run in runs}
+    tables = {langs: expected_table(items, langs) for langs in set(declared.values())}
+    graded = {
+        run.name: grade_file(run / "responses.jsonl", tables[declared[run.name]]) for run in runs
+    }
+    return items, graded, declared
 
 
 def family_intervals(g: GradedTable, seed: int, resamples: int = 2_000) -> dict[str, Any]:
@@ -83,11 +101,16 @@ def build_report(
     costs = load_cost_table()
     return {
         "schema": REPORT_SCHEMA,
-        "languages": list(declared),
-        "systems": {name: summarize(g, costs, declared) for name, g in tables.items()},
+        "languages": {name: list(langs) for name, langs in declared.items()},
+        "systems": {name: summarize(g, costs, declared[name]) for name, g in tables.items()},
         "family_intervals": {name: family_intervals(g, seed) for name, g in tables.items()},
         "paired": analyse(tables, seed=seed),
     }
+
+
+def _languages(report: dict[str, Any]) -> str:
+    """Each system's declared languages, e.g. `smollm2: en; router: en, es`."""
+    return "; ".join(f"{name}: {', '.join(langs)}" for name, langs in report["languages"].items())
 
 
 def _pct(value: float) -> str:
@@ -102,7 +125,7 @@ def report_markdown(report: dict[str, Any]) -> str:
         "# twinbench report",
         "",
         f"Systems: {len(paired['systems'])}. Declared languages: "
-        f"{', '.join(report['languages'])}. Intervals: {settings['interval']} "
+        f"{_languages(report)}. Intervals: {settings['interval']} "
         f"cluster bootstrap over pairs, {settings['bootstrap_resamples']} resamples, seed "
         f"{settings['seed']}. Tests: two-sided sign-flip, {settings['sign_flip_draws']} "
         f"draws, seed {settings['seed']}, Holm across systems.",
@@ -258,7 +281,7 @@ def report_html(report: dict[str, Any]) -> str:
                 html.figure(plots.calibration(summaries), "10 equal-width confidence bins"),
             ),
         ],
-        note=f"Declared languages: {', '.join(report['languages'])}. Intervals: "
+        note=f"Declared languages: {_languages(report)}. Intervals: "
         f"{settings['interval']} cluster bootstrap over pairs, "
         f"{settings['bootstrap_resamples']} resamples, seed {settings['seed']}; sign-flip "
         f"tests with {settings['sign_flip_draws']} draws; Holm across systems.",
