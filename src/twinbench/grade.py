@@ -21,26 +21,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import numpy as np
 import numpy.typing as npt
 
 from twinbench.jsonl import InputError, iter_json_lines
 from twinbench.normalize import normalize_option
-from twinbench.records import FAMILIES, ChoiceQuestion, Item, NoulQuestion, ReasonCode
+from twinbench.records import FAMILIES, ChoiceQuestion, Item, NoulQuestion, Outcome, ReasonCode
 
-OUTCOMES: tuple[str, ...] = (
-    "correct_abstain",
-    "wrong_reason",
-    "false_commit",
-    "correct_answer",
-    "wrong_answer",
-    "false_abstain",
-    "invalid",
-    "rejected",
-    "error",
-)
+OUTCOMES: tuple[str, ...] = get_args(Outcome)  # the order fixes the integer codes below
 STATUSES: tuple[str, ...] = ("ok", "invalid", "rejected", "error")
 (CORRECT_ABSTAIN, WRONG_REASON, FALSE_COMMIT, CORRECT_ANSWER, WRONG_ANSWER, FALSE_ABSTAIN) = range(
     6

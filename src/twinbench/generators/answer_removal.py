@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from twinbench.corpus import ContradictionCase
-from twinbench.generators.base import Generator, Pair, join, permute_options
+from twinbench.generators.base import Generator, Pair, join, permute_options, undenied
 from twinbench.records import ChoiceQuestion, ReasonCode
 
 ABSTAIN_OPTION = "I abstain from answering"
@@ -68,9 +68,7 @@ class AnswerRemoval(Generator[ContradictionCase]):
         item_q, twin_q = pair.item.question, pair.twin.question
         assert isinstance(item_q, ChoiceQuestion) and isinstance(twin_q, ChoiceQuestion)
         problems = [
-            f"absent option {o!r} has no denying sentence"
-            for o in item_q.options
-            if not 0 <= prov["denied_by"].get(o, -1) < prov["sentences"]
+            f"absent option {o!r} has no denying sentence" for o in undenied(item_q.options, prov)
         ]
         if prov["removed"] in item_q.options or prov["removed"] not in twin_q.options:
             problems.append("the true option must be shown only when the answer is present")

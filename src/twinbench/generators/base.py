@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import zlib
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, TypeVar
 
@@ -181,9 +181,8 @@ def revealing_phrases(scenario: Scenario) -> list[str]:
     return phrases
 
 
-def first_problem(checks: Sequence[tuple[bool, str]]) -> list[str]:
-    """The messages of every failed (condition, message) check."""
-    return [message for ok, message in checks if not ok]
-
-
-Check = Callable[[Pair], list[str]]
+def undenied(options: Sequence[str], provenance: dict[str, Any]) -> list[str]:
+    """Options without a valid denying sentence in `provenance` (`denied_by`, `sentences`)."""
+    return [
+        o for o in options if not 0 <= provenance["denied_by"].get(o, -1) < provenance["sentences"]
+    ]

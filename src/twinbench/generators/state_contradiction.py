@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from twinbench.corpus import ContradictionCase
-from twinbench.generators.base import Generator, Pair, join, permute_options, register
+from twinbench.generators.base import Generator, Pair, join, permute_options, register, undenied
 from twinbench.records import ChoiceQuestion, ReasonCode
 
 
@@ -60,11 +60,7 @@ class StateContradiction(Generator[ContradictionCase]):
         prov = pair.item.provenance
         item_q, twin_q = pair.item.question, pair.twin.question
         assert isinstance(item_q, ChoiceQuestion) and isinstance(twin_q, ChoiceQuestion)
-        problems = [
-            f"option {o!r} has no denying sentence"
-            for o in item_q.options
-            if not 0 <= prov["denied_by"].get(o, -1) < prov["sentences"]
-        ]
+        problems = [f"option {o!r} has no denying sentence" for o in undenied(item_q.options, prov)]
         if sum(a != b for a, b in zip(item_q.options, twin_q.options, strict=True)) != 1:
             problems.append("item and twin must differ in exactly one option")
         if pair.twin.expected.answer in item_q.options:
