@@ -638,6 +638,56 @@ def systems() -> None:
     console.print(table)
 
 
+audit_app = typer.Typer(help="Audit a benchmark: leakage probes.", no_args_is_help=True)
+app.add_typer(audit_app, name="audit")
+
+
+@audit_app.command("similarity")
+@user_errors
+def audit_similarity_command(
+    benchmark: Annotated[Path, typer.Argument(help="Benchmark folder or items.jsonl")],
+    bound: Annotated[float, typer.Option(help="Largest acceptable probe AUC")] = 0.65,
+    seed: Annotated[int, typer.Option(help="Seed of the folds' bootstrap")] = 0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the JSON only")] = False,
+) -> None:
+    """Can a probe tell items from twins? Cross-validated AUC per generator and feature set."""
+    from rich.table import Table
+
+    from twinbench.audit.similarity import audit_similarity
+    from twinbench.run import load_benchmark
+
+    result = audit_similarity(load_benchmark(benchmark), bound=bound, seed=seed)
+    if as_json:
+        sys.stdout.write(dumps_json(result))
+        return
+    grid = Table(title=f"similarity audit (bound: AUC <= {bound:g}; 95% pair-bootstrap CI)")
+    for column in (
+        "generator",
+        "pairs",
+        "length AUC",
+        "n-gram AUC",
+        "length ratio (median)",
+        "verdict",
+    ):
+        grid.add_column(column, justify="left" if column in ("generator", "verdict") else "right")
+    for name, g in result["generators"].items():
+        auc = {p: f"{a['auc']:.3f} [{a['low']:.2f}, {a['high']:.2f}]" for p, a in g["auc"].items()}
+        verdict = (
+            "exempt (language)"
+            if g["exempt"]
+            else ("ok" if g["passes"] else "OVER: " + ", ".join(g["over_bound"]))
+        )
+        grid.add_row(
+            name,
+            str(g["pairs"]),
+            auc["length"],
+            auc["ngrams"],
+            f"{g['length_ratio']['50']:.3f}",
+            verdict,
+        )
+    console.print(grid)
+
+
 def main() -> None:
     """Entry point for `python -m twinbench`."""
     app()

@@ -32,15 +32,15 @@ def variant(text: str, kind: str) -> str:
 
 @register
 class ExactDuplicate(Generator[Scenario]):
-    """Item = the options plus a surface variant of the answer; twin = plus a distinct option.
+    """Item = a wrong option swapped for a surface variant of the answer; twin = the options.
 
-    Both show the same number of options in the same seeded order (the duplicate and the
-    extra option take the same slot). Validity: the duplicate equals the answer after
-    normalisation but not before; the twin's options are all distinct after normalisation.
+    Both show the scenario's extra option too, the same number of options in the same seeded
+    order (the duplicate takes the swapped option's slot). Validity: the duplicate equals the
+    answer after normalisation but not before; the twin's options are all distinct.
     """
 
     name = "exact_duplicate"
-    version = "1.0.0"
+    version = "1.1.0"
     family = ReasonCode.CONTRADICTORY_OPTIONS
 
     def sources(self) -> Sequence[Scenario]:
@@ -60,8 +60,16 @@ class ExactDuplicate(Generator[Scenario]):
         kinds = [k for k in VARIANTS if variant(answer, k) != answer]
         kind = kinds[int(rng.integers(len(kinds)))]
         duplicate = variant(answer, kind)
+        # v1.1.0: both sides show the extra option (v1.0.0 showed it on twins only, and its
+        # topic-constant words gave twins away: n-gram probe AUC 0.97); the item swaps one
+        # wrong option, chosen with the seed, for the duplicate of the answer
+        wrong = [i for i, o in enumerate(source.question.options) if o != answer]
+        swapped = wrong[int(rng.integers(len(wrong)))]
+        item_base = [
+            duplicate if i == swapped else o for i, o in enumerate(source.question.options)
+        ]
         item_options, twin_options = permute_options(
-            [*source.question.options, duplicate],
+            [*item_base, source.extra_option],
             seed,
             [*source.question.options, source.extra_option],
         )
@@ -79,7 +87,8 @@ class ExactDuplicate(Generator[Scenario]):
             answer=answer,
             provenance={
                 "source_id": source.id,
-                "edit": f"added {kind} duplicate of the answer",
+                "edit": f"replaced {source.question.options[swapped]!r} with a {kind} "
+                "duplicate of the answer",
                 "duplicate": duplicate,
                 "duplicate_of": answer,
                 "twin_option": source.extra_option,

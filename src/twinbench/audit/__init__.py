@@ -1,0 +1,1 @@
+"""Audits of a benchmark: leakage probes (similarity) and the human audit."""

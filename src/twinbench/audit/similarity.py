@@ -1,0 +1,186 @@
+"""Can a probe tell items from their twins? Cross-validated AUC per generator and feature set.
+
+For each generator version, items (label 1) and twins (label 0) are scored by a logistic
+regression on one feature set, with 5-fold cross-validation that keeps both sides of a pair in
+the same fold (GroupKFold by pair). The AUC of the out-of-fold scores gets a bootstrap
+interval over pairs. Feature sets:
+
+* `length` — characters and whitespace tokens of the state + question + options;
+* `ngrams` — TF-IDF of word 1-2-grams of the same text (template n-grams);
+* `perplexity` — optional (`--perplexity`): mean token negative log-likelihood of the state
+  under the embedded SmolLM2.
+
+A version whose AUC (point estimate) exceeds the published bound (default 0.65) on any feature
+set is marked. `out_of_language` generators are reported but exempt: their items differ from
+their twins by language on purpose (the label is the language tag plus the script check).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from twinbench.records import ChoiceQuestion, Item, ReasonCode
+
+BOUND = 0.65
+FOLDS = 5
+
+
+def item_text(item: Item) -> str:
+    """What a probe sees of an item: state, question and options."""
+    options = item.question.options if isinstance(item.question, ChoiceQuestion) else []
+    return " ".join([item.state, item.question.instructions, *options])
+
+
+def _length_features(items: Sequence[Item]) -> np.ndarray:
+    texts = [item_text(i) for i in items]
+    return np.array([[len(t), len(t.split())] for t in texts], dtype=np.float64)
+
+
+def _cv_scores(features: Any, labels: np.ndarray, groups: np.ndarray, seed: int) -> np.ndarray:
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import GroupKFold
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    scores = np.zeros(len(labels))
+    folds = GroupKFold(n_splits=min(FOLDS, len(set(groups.tolist()))))
+    for train, test in folds.split(features, labels, groups):
+        dense = not hasattr(features, "tocsr")
+        model = (
+            make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
+            if dense
+            else LogisticRegression(max_iter=1000, random_state=seed)
+        )
+        model.fit(features[train], labels[train])
+        scores[test] = model.predict_proba(features[test])[:, 1]
+    return scores
+
+
+def _ngram_scores(
+    items: Sequence[Item], labels: np.ndarray, groups: np.ndarray, seed: int
+) -> np.ndarray:
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    texts = [item_text(i) for i in items]
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import GroupKFold
+
+    scores = np.zeros(len(labels))
+    folds = GroupKFold(n_splits=min(FOLDS, len(set(groups.tolist()))))
+    for train, test in folds.split(texts, labels, groups):
+        vectorizer = TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True)
+        train_x = vectorizer.fit_transform([texts[i] for i in train])
+        model = LogisticRegression(max_iter=1000, random_state=seed)
+        model.fit(train_x, labels[train])
+        scores[test] = model.predict_proba(vectorizer.transform([texts[i] for i in test]))[:, 1]
+    return scores
+
+
+def auc_with_interval(
+    labels: np.ndarray, scores: np.ndarray, groups: np.ndarray, seed: int, resamples: int = 500
+) -> dict[str, Any]:
+    """ROC AUC of `scores`, with a percentile interval from resampling pairs."""
+    from sklearn.metrics import roc_auc_score
+
+    auc = float(roc_auc_score(labels, scores))
+    unique = np.unique(groups)
+    members = {g: np.flatnonzero(groups == g) for g in unique}
+    rng = np.random.default_rng(seed)
+    draws = []
+    for _ in range(resamples):
+        rows = np.concatenate([members[g] for g in rng.choice(unique, len(unique))])
+        if len(set(labels[rows].tolist())) == 2:
+            draws.append(roc_auc_score(labels[rows], scores[rows]))
+    low, high = np.percentile(draws, [2.5, 97.5])
+    return {
+        "auc": auc,
+        "low": float(low),
+        "high": float(high),
+        "resamples": resamples,
+        "seed": seed,
+        "method": "pair bootstrap of out-of-fold scores, percentile",
+    }
+
+
+def distributions(items: Sequence[Item], twins: Sequence[Item]) -> dict[str, Any]:
+    """Item/twin length ratio and token overlap (Jaccard) quantiles over pairs."""
+    ratios, overlaps = [], []
+    for item, twin in zip(items, twins, strict=True):
+        a, b = item_text(item), item_text(twin)
+        ratios.append(len(a) / max(1, len(b)))
+        ta, tb = set(a.lower().split()), set(b.lower().split())
+        overlaps.append(len(ta & tb) / max(1, len(ta | tb)))
+    q = [5, 25, 50, 75, 95]
+    return {
+        "length_ratio": dict(
+            zip(map(str, q), np.percentile(ratios, q).round(4).tolist(), strict=True)
+        ),
+        "token_overlap": dict(
+            zip(map(str, q), np.percentile(overlaps, q).round(4).tolist(), strict=True)
+        ),
+    }
+
+
+PerplexityFn = Callable[[Sequence[Item]], np.ndarray]
+
+
+def audit_similarity(
+    items: Sequence[Item],
+    *,
+    bound: float = BOUND,
+    seed: int = 0,
+    perplexity: PerplexityFn | None = None,
+) -> dict[str, Any]:
+    """Per generator version: AUC per feature set with intervals, distributions, verdict."""
+    by_generator: dict[tuple[str, str], dict[str, Item]] = defaultdict(dict)
+    family: dict[tuple[str, str], ReasonCode] = {}
+    for item in items:
+        key = (item.generator.name, item.generator.version)
+        by_generator[key][item.id] = item
+        family[key] = item.family
+    out: dict[str, Any] = {}
+    for (name, version), members in sorted(by_generator.items()):
+        pairs = [
+            (i, members[i.twin_id])
+            for i in members.values()
+            if not i.answerable and i.twin_id in members
+        ]
+        if len(pairs) < FOLDS:
+            continue
+        flat = [x for pair in pairs for x in pair]
+        labels = np.array([0 if x.answerable else 1 for x in flat])
+        groups = np.repeat(np.arange(len(pairs)), 2)
+        probes = {
+            "length": _cv_scores(_length_features(flat), labels, groups, seed),
+            "ngrams": _ngram_scores(flat, labels, groups, seed),
+        }
+        if perplexity is not None:
+            probes["perplexity"] = _cv_scores(perplexity(flat)[:, None], labels, groups, seed)
+        aucs = {
+            probe: auc_with_interval(labels, scores, groups, seed)
+            for probe, scores in probes.items()
+        }
+        exempt = family[(name, version)] == ReasonCode.OUT_OF_LANGUAGE
+        over = [p for p, a in aucs.items() if a["auc"] > bound]
+        out[f"{name}@{version}"] = {
+            "generator": name,
+            "version": version,
+            "family": family[(name, version)].value,
+            "pairs": len(pairs),
+            "auc": aucs,
+            **distributions([p[0] for p in pairs], [p[1] for p in pairs]),
+            "over_bound": over,
+            "exempt": exempt,
+            "passes": exempt or not over,
+        }
+    return {
+        "schema": "twinbench.similarity/1",
+        "bound": bound,
+        "seed": seed,
+        "folds": FOLDS,
+        "generators": out,
+    }

@@ -1,0 +1,36 @@
+"""The similarity audit catches a planted leak and passes a clean generator."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from twinbench.audit.similarity import audit_similarity
+from twinbench.build import build
+from twinbench.records import Item
+
+
+def _planted(items: list[Item]) -> list[Item]:
+    """A leaky variant of false_premise: every unanswerable item ends with a marker sentence."""
+    out = []
+    for item in items:
+        if item.generator.name != "false_premise":
+            continue
+        generator = item.generator.model_copy(update={"name": "leaky", "version": "0.0.1"})
+        state = item.state if item.answerable else item.state + " Note: please review."
+        out.append(item.model_copy(update={"generator": generator, "state": state}))
+    return out
+
+
+def test_planted_marker_is_caught_and_clean_version_passes(tmp_path: Path) -> None:
+    items = build(tmp_path, per_generator=40).public
+    report = audit_similarity(
+        [*_planted(items), *(i for i in items if i.generator.name == "false_premise")]
+    )
+    leaky = report["generators"]["leaky@0.0.1"]
+    assert leaky["auc"]["ngrams"]["auc"] >= 0.95
+    assert "ngrams" in leaky["over_bound"] and not leaky["passes"]
+    clean = report["generators"]["false_premise@1.0.0"]
+    assert clean["auc"]["length"]["auc"] <= 0.65 and clean["auc"]["ngrams"]["auc"] <= 0.65
+    assert clean["passes"]
+    low, high = clean["auc"]["ngrams"]["low"], clean["auc"]["ngrams"]["high"]
+    assert low <= clean["auc"]["ngrams"]["auc"] <= high
