@@ -1,0 +1,210 @@
+"""Commands that make benchmarks: build, import."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from twinbench.cli.common import (
+    app,
+    console,
+    errors,
+    user_errors,
+)
+from twinbench.jsonl import InputError, write_json
+
+
+@app.command()
+@user_errors
+def build(
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder to write the benchmark into")],
+    seed: Annotated[
+        int, typer.Option(help="Build seed: fixes partition, choices, option order")
+    ] = 0,
+    per_generator: Annotated[
+        int | None,
+        typer.Option(min=1, help="At most this many pairs per generator (default: all sources)"),
+    ] = None,
+    ratio: Annotated[
+        str,
+        typer.Option(
+            help="Answerable:unanswerable ratio A:U with A >= U; extra twins stay unpaired"
+        ),
+    ] = "1:1",
+    holdout: Annotated[
+        str,
+        typer.Option(help="Comma-separated generators whose outputs go only to holdout/"),
+    ] = "",
+    errata: Annotated[
+        Path | None,
+        typer.Option(help="Errata JSON (twinbench.errata/1): listed items' pairs are dropped"),
+    ] = None,
+    paired: Annotated[
+        bool,
+        typer.Option(help="Build the paired answer-present/absent benchmark (answer_removal)"),
+    ] = False,
+) -> None:
+    """Build a benchmark from the embedded corpus: items.jsonl, manifest.json, holdout/."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    from twinbench.build import build as run_build
+    from twinbench.build import parse_ratio
+    from twinbench.errata import load_errata
+
+    if paired:
+        from twinbench.build import build_paired
+
+        _print_build_summary(
+            build_paired(out, seed=seed, per_generator=per_generator).manifest, out
+        )
+        return
+    parsed_ratio = parse_ratio(ratio)
+    loaded_errata = load_errata(errata) if errata is not None else None
+    held = tuple(name.strip() for name in holdout.split(",") if name.strip())
+    with Progress(
+        TextColumn("{task.description:<22}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        console=errors,
+        transient=True,
+    ) as bar:
+        tasks: dict[str, object] = {}
+
+        def progress(name: str, done: int, total: int) -> None:
+            if name not in tasks:
+                tasks[name] = bar.add_task(name, total=total)
+            bar.update(tasks[name], completed=done)  # type: ignore[arg-type]
+
+        result = run_build(
+            out,
+            seed=seed,
+            per_generator=per_generator,
+            ratio=parsed_ratio,
+            holdout=held,
+            errata=loaded_errata,
+            progress=progress,
+        )
+    _print_build_summary(result.manifest, out)
+
+
+@app.command("import")
+@user_errors
+def import_source(
+    kind: Annotated[str, typer.Argument(help="squad2, mnli, xnli, falseqa or arcticqa")],
+    path: Annotated[
+        str, typer.Argument(help="The official file (arcticqa: the release folder), or hf:NAME")
+    ],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for items.jsonl + manifest")],
+    seed: Annotated[int, typer.Option(help="Seed for distractors and option order")] = 0,
+) -> None:
+    """Import a public dataset from its official file format into item pairs."""
+    from twinbench.build import write_benchmark
+    from twinbench.importers import IMPORTERS
+
+    if kind == "arcticqa":
+        _import_arcticqa(Path(path), out)
+        return
+    if kind not in IMPORTERS:
+        raise InputError(f"unknown source {kind!r}; choose one of {', '.join(IMPORTERS)}")
+    if not path.startswith("hf:") and not Path(path).is_file():
+        raise InputError(f"{path}: no such file")
+    pairs = IMPORTERS[kind](path, seed)
+    if not pairs:
+        raise InputError(f"{path}: no pairs could be made from this file")
+    items = [item for pair in pairs for item in (pair.item, pair.twin)]
+    ref = pairs[0].item.generator
+    manifest = write_benchmark(
+        out,
+        items,
+        [],
+        {
+            "seed": seed,
+            "source": {"kind": kind, "path": Path(path).name},
+            "generators": [
+                {
+                    "name": ref.name,
+                    "version": ref.version,
+                    "family": pairs[0].item.family.value,
+                    "split": "public",
+                    "pairs": len(pairs),
+                }
+            ],
+            "ratio": {"answerable": 1, "unanswerable": 1},
+        },
+    )
+    console.print(
+        f"imported {len(pairs)} pairs from {path} into {out / 'items.jsonl'} "
+        f"({manifest['files']['items.jsonl'][:12]}…)"
+    )
+
+
+def _import_arcticqa(folder: Path, out: Path) -> None:
+    """ArcticAbstain v1: items into out/benchmark, one run per model into out/runs/MODEL."""
+    from twinbench.build import write_benchmark
+    from twinbench.importers.arcticqa import GENERATOR, import_items, import_responses
+    from twinbench.jsonl import write_jsonl
+
+    items = import_items(folder)
+    runs = import_responses(folder)
+    write_benchmark(
+        out / "benchmark",
+        items,
+        [],
+        {
+            "seed": 0,
+            "source": {"kind": "arcticqa", "path": folder.name},
+            "generators": [
+                {
+                    "name": GENERATOR.name,
+                    "version": GENERATOR.version,
+                    "family": "contradictory_options",
+                    "split": "public",
+                    "pairs": len(items) // 2,
+                }
+            ],
+            "ratio": {"answerable": 1, "unanswerable": 1},
+        },
+    )
+    for model, responses in runs.items():
+        write_jsonl(out / "runs" / model / "responses.jsonl", responses)
+        write_json(
+            out / "runs" / model / "run.json",
+            {
+                "schema": "twinbench.run/1",
+                "system": {"name": model, "languages": sorted({i.language for i in items})},
+                "status": "imported",
+                "responses": len(responses),
+                "source": "ArcticAbstain v1 responses.csv",
+            },
+        )
+    console.print(
+        f"imported {len(items) // 2} pairs and {len(runs)} runs "
+        f"({sum(map(len, runs.values()))} responses) into {out}"
+    )
+
+
+def _print_build_summary(manifest: dict[str, Any], out: Path) -> None:
+    from rich.table import Table
+
+    table = Table(title=f"benchmark {out} (seed {manifest['seed']})")
+    for column in ("generator", "family", "split", "pairs", "dropped", "item/twin length"):
+        table.add_column(column, justify="right" if column in ("pairs",) else "left")
+    for g in manifest["generators"]:
+        dropped = ", ".join(f"{k} {v}" for k, v in g["dropped"].items() if v) or "-"
+        table.add_row(
+            g["name"],
+            g["family"],
+            g["split"],
+            str(g["pairs"]),
+            dropped,
+            f"{g['length_ratio_item_to_twin']}",
+        )
+    console.print(table)
+    ratio = manifest["ratio"]
+    console.print(
+        f"answerable:unanswerable = {ratio['answerable']}:{ratio['unanswerable']}; "
+        f"wrote {out / 'items.jsonl'}, {out / 'holdout' / 'items.jsonl'}, "
+        f"{out / 'manifest.json'}"
+    )

@@ -1,0 +1,96 @@
+"""Commands on files: schema, validate, grade."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from twinbench.cli.common import (
+    MAX_PROBLEMS,
+    app,
+    console,
+    errors,
+    parse_languages,
+    user_errors,
+)
+from twinbench.jsonl import atomic_write, dumps_json, load_models, write_json
+from twinbench.records import SCHEMAS, Item
+
+
+@app.command()
+def schema(
+    record: Annotated[str, typer.Argument(help="One of: " + ", ".join(SCHEMAS))],
+) -> None:
+    """Print the JSON Schema of a record type (item, response, manifest, graded)."""
+    if record not in SCHEMAS:
+        errors.print(f"error: unknown record {record!r}; choose one of {', '.join(SCHEMAS)}")
+        raise typer.Exit(2)
+    console.print_json(json.dumps(SCHEMAS[record].model_json_schema(by_alias=True)))
+
+
+@app.command()
+@user_errors
+def validate(
+    items: Annotated[Path, typer.Argument(help="items.jsonl to check")],
+    responses: Annotated[
+        Path | None, typer.Option("--responses", "-r", help="responses.jsonl to check as well")
+    ] = None,
+) -> None:
+    """Check an item file (and responses) beyond the schema: ids, twins, options, answers."""
+    from twinbench.validate import validate_files
+
+    problems = validate_files(items, responses)
+    if not problems:
+        console.print(f"[green]ok[/green]: {items}" + (f" and {responses}" if responses else ""))
+        return
+    for line in problems[:MAX_PROBLEMS]:
+        errors.print(line, markup=False, highlight=False, soft_wrap=True)
+    if len(problems) > MAX_PROBLEMS:
+        errors.print(f"... {len(problems) - MAX_PROBLEMS} more ({len(problems)} problems in all)")
+    raise typer.Exit(2)
+
+
+@app.command()
+@user_errors
+def grade(
+    items: Annotated[Path, typer.Option("--items", "-i", help="items.jsonl of the benchmark")],
+    responses: Annotated[Path, typer.Option("--responses", "-r", help="responses.jsonl")],
+    languages: Annotated[
+        str, typer.Option(help="Languages the system declares it supports, e.g. en,es")
+    ] = "en",
+    costs: Annotated[
+        Path | None, typer.Option(help="Cost table (TOML or JSON); default: the published one")
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option(help="Write metrics.json and metrics.md into this folder")
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the metrics JSON on stdout, nothing else")
+    ] = False,
+) -> None:
+    """Grade responses exactly against a benchmark and print per-family abstention metrics."""
+    from twinbench.grade import expected_table, grade_file
+    from twinbench.metrics.cost import load_cost_table
+    from twinbench.metrics.summary import summarize
+    from twinbench.render import metrics_markdown, metrics_table
+
+    declared = parse_languages(languages)
+    table = load_cost_table(costs)
+    records = [item for _, item in load_models(items, Item)]
+    expected = expected_table(records, declared)
+    graded = grade_file(responses, expected)
+    summary = summarize(graded, table, expected.languages)
+    if out is not None:
+        write_json(out / "metrics.json", summary)
+        with atomic_write(out / "metrics.md") as handle:
+            handle.write(metrics_markdown(summary))
+    if as_json:
+        sys.stdout.write(dumps_json(summary))
+        return
+    console.print(metrics_table(summary))
+    if out is not None:
+        console.print(f"wrote {out / 'metrics.json'} and {out / 'metrics.md'}")

@@ -1,0 +1,177 @@
+"""Commands that read results: report, compare, audit."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from twinbench.cli.common import (
+    app,
+    console,
+    parse_languages,
+    user_errors,
+)
+from twinbench.jsonl import InputError, atomic_write, dumps_json, write_json
+
+
+@app.command()
+@user_errors
+def report(
+    folder: Annotated[Path, typer.Argument(help="Folder with benchmark/ and runs/*/")],
+    languages: Annotated[
+        str | None, typer.Option(help="Declared languages (default: every item language)")
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the bootstrap and the sign-flip tests")] = 7,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the metrics JSON only")] = False,
+) -> None:
+    """Grade every run of a folder; write metrics.json and report.md (paired analysis)."""
+    from twinbench.report import build_report, report_markdown, write_report
+
+    declared = parse_languages(languages) if languages else None
+    built = build_report(folder, declared, seed)
+    write_report(folder, built)
+    if as_json:
+        sys.stdout.write(dumps_json(built))
+        return
+    from rich.markdown import Markdown
+
+    console.print(Markdown(report_markdown(built)))
+    console.print(f"wrote {folder / 'metrics.json'} and {folder / 'report.md'}")
+
+
+@app.command()
+@user_errors
+def compare(
+    runs: Annotated[list[Path], typer.Argument(help="Two or more run folders (responses.jsonl)")],
+    benchmark: Annotated[
+        Path | None, typer.Option(help="Benchmark folder (default: the one run.json names)")
+    ] = None,
+    out: Annotated[Path, typer.Option(help="Folder for compare.json/.md/.html")] = Path(
+        "twinbench-compare"
+    ),
+    languages: Annotated[str, typer.Option(help="Declared languages")] = "en",
+    seed: Annotated[int, typer.Option(help="Seed of the bootstrap and the tests")] = 7,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the JSON only")] = False,
+) -> None:
+    """Paired per-family differences between runs: intervals, sign-flip p, Holm."""
+    from twinbench.compare import compare as compare_runs
+    from twinbench.compare import compare_html, compare_markdown
+    from twinbench.grade import expected_table, grade_file
+    from twinbench.run import load_benchmark
+
+    if len(runs) < 2:
+        raise InputError("compare needs at least two run folders")
+    bench = benchmark or _benchmark_of(runs[0])
+    items = load_benchmark(bench)
+    table = expected_table(items, parse_languages(languages))
+    tables = {}
+    for folder in runs:
+        name = _run_name(folder)
+        if name in tables:
+            name = f"{name} ({folder})"
+        tables[name] = grade_file(folder / "responses.jsonl", table)
+    result = compare_runs(tables, seed=seed)
+    write_json(out / "compare.json", result)
+    with atomic_write(out / "compare.md") as handle:
+        handle.write(compare_markdown(result))
+    with atomic_write(out / "compare.html") as handle:
+        handle.write(compare_html(result))
+    if as_json:
+        sys.stdout.write(dumps_json(result))
+        return
+    from rich.table import Table
+
+    from twinbench.render import fmt_p
+
+    grid = Table(title="paired differences A − B (95% cluster-bootstrap CI; Holm-adjusted p)")
+    for column in ("A − B", "family", "metric", "A", "B", "A − B [95% CI]", "p", "Holm p"):
+        grid.add_column(
+            column, justify="left" if column in ("A − B", "family", "metric") else "right"
+        )
+    for r in result["comparisons"]:
+        d = r["difference"]
+        grid.add_row(
+            f"{r['a']} − {r['b']}",
+            r["family"],
+            r["metric"],
+            f"{r['value_a']:.3f}",
+            f"{r['value_b']:.3f}",
+            f"{d['estimate']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}]",
+            fmt_p(r["test"]["p_value"]),
+            fmt_p(r["test"]["holm_p"]),
+        )
+    console.print(grid)
+    console.print(f"wrote {out / 'compare.json'}, {out / 'compare.md'}, {out / 'compare.html'}")
+
+
+def _benchmark_of(run_folder: Path) -> Path:
+    meta = run_folder / "run.json"
+    try:
+        named = json.loads(meta.read_text("utf-8")).get("benchmark")
+    except (OSError, ValueError):
+        named = None
+    if not named:
+        raise InputError(f"{meta}: names no benchmark; pass --benchmark DIR")
+    return Path(named)
+
+
+def _run_name(run_folder: Path) -> str:
+    try:
+        meta = json.loads((run_folder / "run.json").read_text("utf-8"))
+        return str(meta["system"]["name"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return run_folder.name
+
+
+audit_app = typer.Typer(help="Audit a benchmark: leakage probes.", no_args_is_help=True)
+app.add_typer(audit_app, name="audit")
+
+
+@audit_app.command("similarity")
+@user_errors
+def audit_similarity_command(
+    benchmark: Annotated[Path, typer.Argument(help="Benchmark folder or items.jsonl")],
+    bound: Annotated[float, typer.Option(help="Largest acceptable probe AUC")] = 0.65,
+    seed: Annotated[int, typer.Option(help="Seed of the folds' bootstrap")] = 0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the JSON only")] = False,
+) -> None:
+    """Can a probe tell items from twins? Cross-validated AUC per generator and feature set."""
+    from rich.table import Table
+
+    from twinbench.audit.similarity import audit_similarity
+    from twinbench.run import load_benchmark
+
+    result = audit_similarity(load_benchmark(benchmark), bound=bound, seed=seed)
+    if as_json:
+        sys.stdout.write(dumps_json(result))
+        return
+    grid = Table(title=f"similarity audit (bound: AUC <= {bound:g}; 95% pair-bootstrap CI)")
+    for column in (
+        "generator",
+        "pairs",
+        "length AUC",
+        "n-gram AUC",
+        "length ratio (median)",
+        "verdict",
+    ):
+        grid.add_column(column, justify="left" if column in ("generator", "verdict") else "right")
+    for name, g in result["generators"].items():
+        auc = {p: f"{a['auc']:.3f} [{a['low']:.2f}, {a['high']:.2f}]" for p, a in g["auc"].items()}
+        verdict = (
+            "exempt (language)"
+            if g["exempt"]
+            else ("ok" if g["passes"] else "OVER: " + ", ".join(g["over_bound"]))
+        )
+        grid.add_row(
+            name,
+            str(g["pairs"]),
+            auc["length"],
+            auc["ngrams"],
+            f"{g['length_ratio']['50']:.3f}",
+            verdict,
+        )
+    console.print(grid)

@@ -1,0 +1,228 @@
+"""Commands that run systems: run, eval, systems."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from twinbench.cli.common import (
+    app,
+    console,
+    errors,
+    parse_languages,
+    user_errors,
+)
+from twinbench.jsonl import atomic_write, write_json
+
+
+def _progress_bar() -> Any:
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("[progress.data.speed]{task.fields[rate]}"),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        console=errors,
+    )
+
+
+def _run_system(
+    system: Any, plan: Any, out: Path, seed: int, benchmark: Path | None = None
+) -> dict[str, Any]:
+    from twinbench.run import run as run_plan
+
+    total = sum(1 for _ in plan.tasks())
+    with _progress_bar() as bar:
+        task = bar.add_task(f"{system.card.name}", total=total, rate="")
+        started = [0.0, 0]
+
+        def progress(sent: int, pending: int) -> None:
+            import time
+
+            if not started[0]:
+                started[0] = time.perf_counter()
+                started[1] = total - pending
+            elapsed = time.perf_counter() - started[0]
+            rate = f"{sent / elapsed:.2f} items/s" if elapsed > 0 else ""
+            bar.update(task, completed=started[1] + sent, rate=rate)
+
+        try:
+            return run_plan(system, plan, out, seed=seed, progress=progress, benchmark=benchmark)
+        except KeyboardInterrupt:
+            bar.stop()
+            errors.print(
+                f"interrupted: {out / 'responses.jsonl'} is intact; run the same "
+                "command again to resume"
+            )
+            raise typer.Exit(130) from None
+
+
+def _system_options(**fields: Any) -> Any:
+    from twinbench.systems import SystemOptions
+
+    return SystemOptions(**{k: v for k, v in fields.items() if v is not None})
+
+
+@app.command()
+@user_errors
+def run(
+    benchmark: Annotated[Path, typer.Option("--benchmark", "-b", help="Benchmark folder")],
+    system: Annotated[
+        str, typer.Option("--system", "-s", help="System spec; see `twinbench systems`")
+    ],
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Run folder (responses.jsonl, run.json)")
+    ],
+    trials: Annotated[int, typer.Option(min=1, help="Repeat every item this many times")] = 1,
+    permutations: Annotated[
+        int, typer.Option(min=1, help="Option orders per item (order 0 is the stored one)")
+    ] = 1,
+    limit: Annotated[int | None, typer.Option(min=1, help="Only the first N items")] = None,
+    concurrency: Annotated[int, typer.Option(min=1, help="Parallel requests (HTTP systems)")] = 4,
+    batch_size: Annotated[int, typer.Option(min=1, help="Items per system call")] = 16,
+    seed: Annotated[
+        int, typer.Option(help="Seed for seeded systems (e.g. always-answer:random)")
+    ] = 0,
+    base_url: Annotated[str | None, typer.Option(help="Server URL for HTTP systems")] = None,
+    model: Annotated[str | None, typer.Option(help="Model name for HTTP systems")] = None,
+    api_key_env: Annotated[
+        str | None, typer.Option(help="Environment variable holding the API key (never echoed)")
+    ] = None,
+    timeout: Annotated[float, typer.Option(min=0.1, help="Per-request timeout, seconds")] = 30.0,
+) -> None:
+    """Run a system on a benchmark; resumable (the same command continues a stopped run)."""
+    from twinbench.run import RunPlan, load_benchmark
+    from twinbench.systems import make_system
+
+    items = load_benchmark(benchmark, limit)
+    options = _system_options(
+        base_url=base_url,
+        model=model,
+        api_key_env=api_key_env,
+        timeout_s=timeout,
+        concurrency=concurrency,
+        seed=seed,
+        benchmark_languages=tuple(sorted({i.language for i in items})),
+    )
+    chosen = make_system(system, options)
+    plan = RunPlan(items, trials=trials, permutations=permutations, batch_size=batch_size)
+    meta = _run_system(chosen, plan, out, seed, benchmark)
+    counts = ", ".join(f"{k} {v}" for k, v in meta["counts"].items())
+    console.print(
+        f"{chosen.card.name}: {meta['responses']} responses ({counts}) in {out / 'responses.jsonl'}"
+    )
+
+
+EVAL_PAIRS_PER_GENERATOR = 60
+
+
+def eval_slice(built: Any, per_generator: int) -> list[Any]:
+    """The first `per_generator` pairs of every generator (all items when 0), in build order."""
+    if not per_generator:
+        return list(built.public)
+    return [
+        item
+        for pairs in built.pairs.values()
+        for pair in pairs[:per_generator]
+        for item in (pair.item, pair.twin)
+    ]
+
+
+@app.command("eval")
+@user_errors
+def evaluate(
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Folder for everything it writes")
+    ] = Path("twinbench-out"),
+    system: Annotated[str, typer.Option("--system", "-s", help="System spec")] = "smollm2",
+    seed: Annotated[int, typer.Option(help="Build seed")] = 0,
+    per_generator: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            help="Pairs per generator sent to the system (0 = every item of the default build; "
+            "the default 60 keeps a 2-core CPU run of smollm2 under 15 minutes)",
+        ),
+    ] = EVAL_PAIRS_PER_GENERATOR,
+    languages: Annotated[
+        str | None,
+        typer.Option(help="Declared languages (default: what the system's card declares)"),
+    ] = None,
+) -> None:
+    """The main job: build the default benchmark, run the system, grade, write the report.
+
+    The benchmark folder holds the full default build; the system answers the first
+    --per-generator pairs of each generator (all of them with --per-generator 0). Run again
+    with the same options to resume an interrupted run.
+    """
+    from twinbench.build import build as run_build
+    from twinbench.grade import expected_table, grade_file
+    from twinbench.metrics.cost import load_cost_table
+    from twinbench.metrics.summary import summarize
+    from twinbench.render import metrics_markdown, metrics_table
+    from twinbench.run import RunPlan
+    from twinbench.systems import make_system
+
+    declared = parse_languages(languages) if languages else None
+    bench = out / "benchmark"
+    console.print(f"[bold]1/4[/bold] building the benchmark into {bench} (seed {seed})")
+    built = run_build(bench, seed=seed)
+    items = eval_slice(built, per_generator)
+    console.print(
+        f"     {len(built.public)} items built; {len(items)} sent to the system "
+        f"({per_generator or 'all'} pairs per generator)"
+    )
+    options = _system_options(
+        seed=seed, benchmark_languages=tuple(sorted({i.language for i in items}))
+    )
+    console.print(f"[bold]2/4[/bold] running {system} (first use of a local model loads it)")
+    chosen = make_system(system, options)
+    run_dir = out / "runs" / re.sub(r"[^\w.@=+-]+", "_", chosen.card.name)
+    _run_system(chosen, RunPlan(items), run_dir, seed, bench)
+    console.print(f"[bold]3/4[/bold] grading {run_dir / 'responses.jsonl'}")
+    expected = expected_table(items, declared or chosen.card.languages)
+    summary = summarize(
+        grade_file(run_dir / "responses.jsonl", expected), load_cost_table(), expected.languages
+    )
+    summary["system_card"] = chosen.card.model_dump(mode="json")
+    write_json(run_dir / "metrics.json", summary)
+    with atomic_write(run_dir / "metrics.md") as handle:
+        handle.write(metrics_markdown(summary))
+    console.print(
+        f"[bold]4/4[/bold] writing the report: {out / 'metrics.json'}, "
+        f"{out / 'report.md'}, {out / 'report.html'}"
+    )
+    from twinbench.report import build_report, write_report
+
+    write_report(out, build_report(out, declared))
+    console.print(metrics_table(summary))
+
+
+@app.command()
+def systems() -> None:
+    """List the available systems and their spec syntax."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    from twinbench.systems import available
+
+    table = Table(title="systems (twinbench run --system SPEC)")
+    table.add_column("spec", no_wrap=True)
+    table.add_column("what it is")
+    for name, description in available().items():
+        table.add_row(escape(name), escape(description))
+    console.print(table)
