@@ -148,3 +148,22 @@ def test_bad_build_options_are_one_line(
     assert len(lines) == 1
     assert lines[0].startswith(message.format(tmp=tmp_path))
     assert not (tmp_path / "b" / "items.jsonl").exists()
+
+
+def test_release_holds_out_one_generator_per_family(tmp_path: Path, runner: CliRunner) -> None:
+    result = runner.invoke(app, ["build", "--out", str(tmp_path), "--release"])
+    assert result.exit_code == 0, result.output
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    held = {g["name"] for g in manifest["generators"] if g["split"] == "holdout"}
+    assert held == {"rematch", "false_premise"}
+    public = (tmp_path / "items.jsonl").read_text("utf-8")
+
+    def quoted(text: str) -> str:
+        return json.dumps(text, ensure_ascii=False)[1:-1]
+
+    for row in read_rows(tmp_path / "holdout" / "items.jsonl"):
+        # no held-out state appears in the public file, nor a false-premise question (those
+        # are unique; generic questions like "Which team ...?" are shared by design)
+        assert quoted(row["state"]) not in public, row["id"]
+        if row["generator"]["name"] == "false_premise":
+            assert quoted(row["question"]["instructions"]) not in public, row["id"]

@@ -22,6 +22,10 @@ from twinbench.records import MANIFEST_SCHEMA, ChoiceQuestion, Item
 #: share of the free base scenarios (choice questions only) given to exact_duplicate
 DUPLICATE_SHARE = 0.33
 Progress = Callable[[str, int, int], None]
+#: held out by `build --release`: one generator per family whose outputs never go public.
+#: out_of_language has a single generator (translation), so holding it out would leave no
+#: public slice; its outputs stay public.
+RELEASE_HOLDOUT = ("rematch", "false_premise")
 
 
 @dataclass

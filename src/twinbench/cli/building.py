@@ -37,6 +37,13 @@ def build(
         str,
         typer.Option(help="Comma-separated generators whose outputs go only to holdout/"),
     ] = "",
+    release: Annotated[
+        bool,
+        typer.Option(
+            help="Release build: hold out the default generator per family "
+            "(rematch, false_premise) unless --holdout names others"
+        ),
+    ] = False,
     errata: Annotated[
         Path | None,
         typer.Option(help="Errata JSON (twinbench.errata/1): listed items' pairs are dropped"),
@@ -63,6 +70,10 @@ def build(
     parsed_ratio = parse_ratio(ratio)
     loaded_errata = load_errata(errata) if errata is not None else None
     held = tuple(name.strip() for name in holdout.split(",") if name.strip())
+    if release and not held:
+        from twinbench.build import RELEASE_HOLDOUT
+
+        held = RELEASE_HOLDOUT
     with Progress(
         TextColumn("{task.description:<22}"),
         BarColumn(),
