@@ -127,7 +127,9 @@ def _run_name(run_folder: Path) -> str:
         return run_folder.name
 
 
-audit_app = typer.Typer(help="Audit a benchmark: leakage probes.", no_args_is_help=True)
+audit_app = typer.Typer(
+    help="Audit a benchmark: leakage probes and the human audit.", no_args_is_help=True
+)
 app.add_typer(audit_app, name="audit")
 
 
@@ -175,3 +177,91 @@ def audit_similarity_command(
             verdict,
         )
     console.print(grid)
+
+
+@audit_app.command("sample")
+@user_errors
+def audit_sample(
+    items: Annotated[Path, typer.Argument(help="A JSONL file whose rows carry stratum fields")],
+    strata: Annotated[str, typer.Option(help="Comma-separated (dotted) stratum fields")] = (
+        "family,generator.name"
+    ),
+    n: Annotated[int, typer.Option("--n", min=1, help="Sample size")] = 60,
+    seed: Annotated[int, typer.Option(help="Sampling seed")] = 0,
+    out: Annotated[Path, typer.Option(help="Sample file to write")] = Path("audit-sample.jsonl"),
+) -> None:
+    """Stratified sample (small strata over-drawn; each row records its stratum's share)."""
+    from twinbench.audit.human import sample
+    from twinbench.jsonl import iter_json_lines, write_jsonl
+
+    rows = [row for _, row in iter_json_lines(items)]
+    by_id = {row.get("id"): row for row in rows}
+    targets = [r for r in rows if r.get("answerable") is not True]  # items, not their twins
+    fields = [f.strip() for f in strata.split(",") if f.strip()]
+    drawn = sample(targets, fields, n, seed)
+    for entry in drawn:
+        entry["twin"] = by_id.get(entry["row"].get("twin_id"))
+    write_jsonl(out, drawn)
+    console.print(
+        f"sampled {len(drawn)} of {len(targets)} rows into {out} "
+        f"({len({str(e['stratum']) for e in drawn})} strata)"
+    )
+
+
+@audit_app.command("package")
+@user_errors
+def audit_package(
+    sample_file: Annotated[Path, typer.Argument(help="The file `audit sample` wrote")],
+    annotators: Annotated[str, typer.Option(help="Comma-separated annotator names")] = "a,b,c",
+    out: Annotated[Path, typer.Option(help="Package folder")] = Path("audit-package"),
+    seed: Annotated[int, typer.Option(help="Seed of blind ids and per-annotator orders")] = 0,
+    rubric: Annotated[Path | None, typer.Option(help="Rubric JSON (default: built in)")] = None,
+) -> None:
+    """Blind two-pass annotation packages per annotator, verdict templates, and the KEY."""
+    from twinbench.audit.human import package
+    from twinbench.jsonl import iter_json_lines
+
+    entries = [row for _, row in iter_json_lines(sample_file)]
+    twins = {e["twin"]["id"]: e["twin"] for e in entries if e.get("twin")}
+    questions = json.loads(rubric.read_text("utf-8"))["questions"] if rubric else None
+    names = [a.strip() for a in annotators.split(",") if a.strip()]
+    package(entries, twins, names, out, seed, questions)
+    console.print(
+        f"wrote pass 1 and pass 2 files for {', '.join(names)}, verdict templates in "
+        f"{out / 'verdicts'}, and {out / 'KEY.json'} (keep it from the annotators)"
+    )
+
+
+@audit_app.command("score")
+@user_errors
+def audit_score(
+    folder: Annotated[Path, typer.Argument(help="The package folder with filled verdicts")],
+    threshold_field: Annotated[
+        str | None, typer.Option(help="Numeric (dotted) field for a threshold analysis")
+    ] = None,
+    errata: Annotated[Path, typer.Option(help="Errata file to write or extend")] = Path(
+        "errata.json"
+    ),
+    seed: Annotated[int, typer.Option(help="Bootstrap seed")] = 0,
+) -> None:
+    """Majority verdicts, Fleiss' kappa, reweighted error rate, and a versioned errata file."""
+    from twinbench.audit.human import score
+
+    result = score(folder, threshold_field, seed=seed)
+    entries = result.pop("errata")["entries"]
+    version = 1
+    if errata.is_file():
+        previous = json.loads(errata.read_text("utf-8"))
+        version = int(previous.get("version", 0)) + 1
+        known = {e["item_id"] for e in entries}
+        entries = [e for e in previous.get("entries", []) if e["item_id"] not in known] + entries
+    write_json(errata, {"schema": "twinbench.errata/1", "version": version, "entries": entries})
+    write_json(folder / "audit-score.json", result)
+    rate = result["error_rate"]
+    kappas = ", ".join(f"{q} {k:.3f}" for q, k in result["fleiss_kappa"].items())
+    console.print(
+        f"{result['items']} items, {result['audited_wrong']} audited wrong; "
+        f"population error rate {rate['estimate']:.3f} [{rate['low']:.3f}, "
+        f"{rate['high']:.3f}] (reweighted by stratum share); Fleiss' kappa: {kappas}"
+    )
+    console.print(f"wrote {errata} (version {version}) and {folder / 'audit-score.json'}")

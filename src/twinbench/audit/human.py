@@ -1,0 +1,278 @@
+"""The human audit (after seed 002): stratified sample, blind two-pass packages, scoring.
+
+* `sample`: strata by any fields of the rows (dotted paths, e.g. `generator.name`); each
+  stratum gets its proportional share of n but at least `floor` rows (small strata are
+  over-drawn); every row records its stratum's share of the population.
+* `package`: per annotator a pass-one file (the item and its twin as a model sees them) and a
+  pass-two file (the construction shown), each in the annotator's own seeded order, rows named
+  by blind ids only; verdict templates per annotator and pass; the KEY (blind id -> item)
+  written apart.
+* `score`: 2-of-3 majority per item and question, Fleiss' kappa per question (statsmodels),
+  per-stratum error rates reweighted by stratum share into a population error rate with a
+  stratified bootstrap interval, a threshold analysis on a numeric field, and `errata.json`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from twinbench.errata import ERRATA_SCHEMA
+from twinbench.jsonl import InputError, iter_json_lines, write_json, write_jsonl
+
+RUBRIC: list[dict[str, str]] = [
+    {
+        "id": "item_unanswerable",
+        "type": "yesno",
+        "pass1": "Can the ITEM be answered from its text alone? Answer yes or no.",
+        "pass2": "Is the ITEM unanswerable for its stated reason?",
+    },
+    {
+        "id": "twin_answerable",
+        "type": "yesno",
+        "pass1": "Can the TWIN be answered from its text? Answer yes or no.",
+        "pass2": "Is the TWIN answerable with the stated answer?",
+    },
+    {
+        "id": "why",
+        "type": "text",
+        "pass1": "Why, in one short clause?",
+        "pass2": "Why, in one short clause?",
+    },
+]
+
+
+def field(row: dict[str, Any], path: str) -> Any:
+    """The value at a dotted path (`generator.name`), or None."""
+    value: Any = row
+    for part in path.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    return value
+
+
+def sample(
+    rows: Sequence[dict[str, Any]],
+    strata: Sequence[str],
+    n: int,
+    seed: int,
+    floor: int | None = None,
+) -> list[dict[str, Any]]:
+    """A stratified sample of `n` rows (small strata over-drawn to at least `floor`)."""
+    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        groups[tuple(field(row, s) for s in strata)].append(row)
+    total = len(rows)
+    floor = floor if floor is not None else max(2, n // (2 * max(1, len(groups))))
+    rng = np.random.default_rng(seed)
+    out = []
+    for key in sorted(groups, key=str):
+        members = groups[key]
+        take = min(len(members), max(floor, round(n * len(members) / total)))
+        for index in sorted(rng.choice(len(members), take, replace=False).tolist()):
+            out.append(
+                {
+                    "stratum": dict(zip(strata, key, strict=True)),
+                    "stratum_share": len(members) / total,
+                    "stratum_size": len(members),
+                    "stratum_sampled": take,
+                    "row": members[index],
+                }
+            )
+    return out
+
+
+def _blind_id(row_id: str, seed: int) -> str:
+    return "b-" + hashlib.sha256(f"{seed}:{row_id}".encode()).hexdigest()[:10]
+
+
+def _model_view(item: dict[str, Any] | None) -> dict[str, Any] | None:
+    if item is None:
+        return None
+    return {"state": item["state"], "question": item["question"]}
+
+
+def package(
+    sampled: Sequence[dict[str, Any]],
+    twins: dict[str, dict[str, Any]],
+    annotators: Sequence[str],
+    out: Path,
+    seed: int,
+    rubric: list[dict[str, str]] | None = None,
+) -> None:
+    """Write pass files, verdict templates and the KEY for each annotator into `out`."""
+    rubric = rubric or RUBRIC
+    key = {}
+    pass1, pass2 = [], []
+    for entry in sampled:
+        row = entry["row"]
+        blind = _blind_id(row["id"], seed)
+        twin = twins.get(row.get("twin_id") or "")
+        key[blind] = {
+            "id": row["id"],
+            "twin_id": row.get("twin_id"),
+            "stratum": entry["stratum"],
+            "stratum_share": entry["stratum_share"],
+            "row": row,
+        }
+        pass1.append({"blind_id": blind, "item": _model_view(row), "twin": _model_view(twin)})
+        pass2.append(
+            {
+                "blind_id": blind,
+                "item": _model_view(row),
+                "twin": _model_view(twin),
+                "construction": {
+                    "family": row.get("family"),
+                    "stated_reason": field(row, "expected.reason"),
+                    "twin_answer": field(twin or {}, "expected.answer"),
+                    "edit": field(row, "provenance.edit"),
+                },
+            }
+        )
+    for number, rows in ((1, pass1), (2, pass2)):
+        questions = [{"id": q["id"], "type": q["type"], "text": q[f"pass{number}"]} for q in rubric]
+        for annotator in annotators:
+            order = np.random.default_rng([seed, number, *annotator.encode()]).permutation(
+                len(rows)
+            )
+            ordered = [rows[i] for i in order]
+            write_json(
+                out / f"{annotator}_pass{number}.json",
+                {"annotator": annotator, "pass": number, "questions": questions, "items": ordered},
+            )
+            write_jsonl(
+                out / "verdicts" / f"{annotator}_pass{number}.jsonl",
+                [
+                    {"blind_id": r["blind_id"], "answers": {q["id"]: None for q in rubric}}
+                    for r in ordered
+                ],
+            )
+    write_json(
+        out / "KEY.json",
+        {"seed": seed, "annotators": list(annotators), "rubric": rubric, "items": key},
+    )
+
+
+def fleiss_kappa_yesno(votes: np.ndarray) -> float:
+    """Fleiss' kappa of an (items x raters) matrix of 0/1 votes (statsmodels)."""
+    from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
+
+    table, _ = aggregate_raters(votes)
+    return float(fleiss_kappa(table, method="fleiss"))
+
+
+def reweighted_error(
+    wrong: np.ndarray, strata: np.ndarray, shares: dict[Any, float], resamples: int, seed: int
+) -> dict[str, Any]:
+    """sum_h share_h * (wrong in h / sampled in h), with a stratified bootstrap interval."""
+    keys = sorted(set(strata.tolist()), key=str)
+    per = {k: float(wrong[strata == k].mean()) for k in keys}
+    estimate = sum(shares[k] * per[k] for k in keys)
+    rng = np.random.default_rng(seed)
+    draws = np.zeros(resamples)
+    for k in keys:
+        members = wrong[strata == k].astype(np.float64)
+        picks = rng.integers(0, len(members), size=(resamples, len(members)))
+        draws += shares[k] * members[picks].mean(axis=1)
+    low, high = np.percentile(draws, [2.5, 97.5])
+    return {
+        "estimate": estimate,
+        "low": float(low),
+        "high": float(high),
+        "per_stratum": per,
+        "method": "stratified bootstrap, percentile",
+        "resamples": resamples,
+        "seed": seed,
+    }
+
+
+def threshold_analysis(values: np.ndarray, wrong: np.ndarray) -> dict[str, Any]:
+    """Wrong rate per value, and the threshold t ("keep when value >= t") with fewest errors.
+
+    Errors at t = kept items audited wrong + dropped items audited right.
+    """
+    table = [
+        {
+            "value": float(v),
+            "n": int((values == v).sum()),
+            "wrong_rate": float(wrong[values == v].mean()),
+        }
+        for v in np.unique(values)
+    ]
+    best, best_errors = None, math.inf
+    for t in np.unique(values):
+        kept = values >= t
+        errors = int((kept & wrong).sum() + (~kept & ~wrong).sum())
+        if errors < best_errors:
+            best, best_errors = float(t), errors
+    return {"by_value": table, "best_threshold": best, "errors_at_best": best_errors}
+
+
+def _verdicts(folder: Path, annotator: str, number: int) -> dict[str, dict[str, Any]]:
+    path = folder / "verdicts" / f"{annotator}_pass{number}.jsonl"
+    return {row["blind_id"]: row["answers"] for _, row in iter_json_lines(path)}
+
+
+def _yes(value: Any, where: str) -> bool:
+    if isinstance(value, str) and value.strip().lower() in ("yes", "no"):
+        return value.strip().lower() == "yes"
+    if isinstance(value, bool):
+        return value
+    raise InputError(f"{where}: expected yes or no, got {value!r}")
+
+
+def score(
+    folder: Path, threshold_field: str | None = None, resamples: int = 10_000, seed: int = 0
+) -> dict[str, Any]:
+    """Score a finished package folder; returns the scores and the errata entries."""
+    key_path = folder / "KEY.json"
+    if not key_path.is_file():
+        raise InputError(f"{key_path}: no such file (run twinbench audit package first)")
+    import json
+
+    key = json.loads(key_path.read_text("utf-8"))
+    annotators, blinds = key["annotators"], sorted(key["items"])
+    votes: dict[str, np.ndarray] = {}
+    for q in ("item_unanswerable", "twin_answerable"):
+        matrix = np.zeros((len(blinds), len(annotators)), dtype=np.int64)
+        for a, annotator in enumerate(annotators):
+            answers = _verdicts(folder, annotator, 2)
+            for b, blind in enumerate(blinds):
+                value = answers.get(blind, {}).get(q)
+                matrix[b, a] = _yes(value, f"{annotator}_pass2 {blind} {q}")
+        votes[q] = matrix
+    majority = {q: m.sum(axis=1) * 2 > len(annotators) for q, m in votes.items()}
+    wrong = ~majority["item_unanswerable"] | ~majority["twin_answerable"]
+    strata = np.array([json.dumps(key["items"][b]["stratum"], sort_keys=True) for b in blinds])
+    shares = {s: key["items"][b]["stratum_share"] for b, s in zip(blinds, strata, strict=True)}
+    result: dict[str, Any] = {
+        "items": len(blinds),
+        "annotators": annotators,
+        "fleiss_kappa": {q: fleiss_kappa_yesno(m) for q, m in votes.items()},
+        "audited_wrong": int(wrong.sum()),
+        "error_rate": reweighted_error(wrong, strata, shares, resamples, seed),
+    }
+    if threshold_field:
+        values = np.array(
+            [float(field(key["items"][b]["row"], threshold_field) or 0) for b in blinds]
+        )
+        result["threshold"] = {"field": threshold_field, **threshold_analysis(values, wrong)}
+    result["errata"] = {
+        "schema": ERRATA_SCHEMA,
+        "version": 1,
+        "entries": [
+            {
+                "item_id": key["items"][b]["id"],
+                "pair_id": field(key["items"][b]["row"], "pair_id"),
+                "reason": "audited wrong by majority",
+            }
+            for b, w in zip(blinds, wrong, strict=True)
+            if w
+        ],
+    }
+    return result
