@@ -265,3 +265,26 @@ def audit_score(
         f"{rate['high']:.3f}] (reweighted by stratum share); Fleiss' kappa: {kappas}"
     )
     console.print(f"wrote {errata} (version {version}) and {folder / 'audit-score.json'}")
+
+
+@audit_app.command("serve")
+@user_errors
+def audit_serve(
+    folder: Annotated[Path, typer.Argument(help="The package folder")],
+    annotator: Annotated[str, typer.Option(help="Whose verdicts this page records")],
+    port: Annotated[int, typer.Option(help="Port on 127.0.0.1 (0 = any free port)")] = 8731,
+) -> None:
+    """A local web page showing one blind item at a time; every verdict is saved at once."""
+    from twinbench.audit.serve import Session, make_server
+
+    server = make_server(Session(folder, annotator), port)
+    console.print(
+        f"annotator {annotator}: open http://127.0.0.1:{server.server_address[1]}/ "
+        "(Ctrl-C to stop; verdicts are saved as you go)"
+    )
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        console.print("stopped")
+    finally:
+        server.server_close()
