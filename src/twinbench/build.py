@@ -168,8 +168,13 @@ def build(
     holdout: Sequence[str] = (),
     errata: Errata | None = None,
     progress: Progress | None = None,
+    strict_bound: float | None = None,
 ) -> BuildResult:
-    """Build a benchmark into `out`: items.jsonl, holdout/items.jsonl, manifest.json."""
+    """Build a benchmark into `out`: items.jsonl, holdout/items.jsonl, manifest.json.
+
+    With `strict_bound`, the similarity audit runs first and the build refuses (InputError,
+    nothing written) if a generator version's probe AUC exceeds the bound.
+    """
     unknown = sorted(set(holdout) - set(REGISTRY))
     if unknown:
         raise InputError(
@@ -206,6 +211,8 @@ def build(
                 "length_ratio_item_to_twin": _length_ratio(pairs),
             }
         )
+    if strict_bound is not None:
+        refuse_leaky([*result.public, *result.holdout], strict_bound, seed)
     result.manifest = write_benchmark(
         out,
         result.public,
@@ -291,3 +298,19 @@ def build_paired(out: Path, *, seed: int = 0, per_generator: int | None = None) 
         },
     )
     return result
+
+
+def refuse_leaky(items: Sequence[Item], bound: float, seed: int) -> None:
+    """Raise InputError naming every generator version whose probe AUC exceeds `bound`."""
+    from twinbench.audit.similarity import audit_similarity
+
+    report = audit_similarity(items, bound=bound, seed=seed, skip_exempt=True)
+    failing = []
+    for name, g in report["generators"].items():
+        if not g["passes"]:
+            aucs = ", ".join(f"{p} AUC {g['auc'][p]['auc']:.2f}" for p in g["over_bound"])
+            failing.append(f"{name} ({aucs})")
+    if failing:
+        raise InputError(
+            f"--strict: similarity audit over the bound {bound:g}: " + "; ".join(failing)
+        )

@@ -34,3 +34,16 @@ def test_planted_marker_is_caught_and_clean_version_passes(tmp_path: Path) -> No
     assert clean["passes"]
     low, high = clean["auc"]["ngrams"]["low"], clean["auc"]["ngrams"]["high"]
     assert low <= clean["auc"]["ngrams"]["auc"] <= high
+
+
+def test_strict_build_check_refuses_a_leaky_version(tmp_path: Path) -> None:
+    import pytest
+
+    from twinbench.build import refuse_leaky
+    from twinbench.jsonl import InputError
+
+    items = build(tmp_path, per_generator=40).public
+    clean = [i for i in items if i.generator.name == "false_premise"]
+    refuse_leaky(clean, 0.65, 0)  # passes: no exception
+    with pytest.raises(InputError, match=r"--strict: .*leaky@0\.0\.1 \(ngrams AUC"):
+        refuse_leaky([*_planted(items), *clean], 0.65, 0)

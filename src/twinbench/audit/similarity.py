@@ -134,6 +134,7 @@ def audit_similarity(
     bound: float = BOUND,
     seed: int = 0,
     perplexity: PerplexityFn | None = None,
+    skip_exempt: bool = False,
 ) -> dict[str, Any]:
     """Per generator version: AUC per feature set with intervals, distributions, verdict."""
     by_generator: dict[tuple[str, str], dict[str, Item]] = defaultdict(dict)
@@ -149,7 +150,8 @@ def audit_similarity(
             for i in members.values()
             if not i.answerable and i.twin_id in members
         ]
-        if len(pairs) < FOLDS:
+        exempt = family[(name, version)] == ReasonCode.OUT_OF_LANGUAGE
+        if len(pairs) < FOLDS or (exempt and skip_exempt):
             continue
         flat = [x for pair in pairs for x in pair]
         labels = np.array([0 if x.answerable else 1 for x in flat])
@@ -164,7 +166,6 @@ def audit_similarity(
             probe: auc_with_interval(labels, scores, groups, seed)
             for probe, scores in probes.items()
         }
-        exempt = family[(name, version)] == ReasonCode.OUT_OF_LANGUAGE
         over = [p for p, a in aucs.items() if a["auc"] > bound]
         out[f"{name}@{version}"] = {
             "generator": name,

@@ -37,6 +37,10 @@ def build(
         str,
         typer.Option(help="Comma-separated generators whose outputs go only to holdout/"),
     ] = "",
+    strict: Annotated[
+        bool,
+        typer.Option(help="Refuse generator versions whose similarity-audit AUC is over 0.65"),
+    ] = False,
     release: Annotated[
         bool,
         typer.Option(
@@ -96,6 +100,7 @@ def build(
             holdout=held,
             errata=loaded_errata,
             progress=progress,
+            strict_bound=0.65 if strict else None,
         )
     _print_build_summary(result.manifest, out)
 
