@@ -45,5 +45,5 @@ def test_strict_build_check_refuses_a_leaky_version(tmp_path: Path) -> None:
     items = build(tmp_path, per_generator=40).public
     clean = [i for i in items if i.generator.name == "false_premise"]
     refuse_leaky(clean, 0.65, 0)  # passes: no exception
-    with pytest.raises(InputError, match=r"--strict: .*leaky@0\.0\.1 \(ngrams AUC"):
+    with pytest.raises(InputError, match=r"--strict: .*leaky@0\.0\.1 \(.*ngrams AUC 1\.00"):
         refuse_leaky([*_planted(items), *clean], 0.65, 0)
