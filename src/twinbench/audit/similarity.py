@@ -185,3 +185,27 @@ def audit_similarity(
         "folds": FOLDS,
         "generators": out,
     }
+
+
+def smollm2_perplexity(items: Sequence[Item], batch_size: int = 16) -> np.ndarray:
+    """Mean token negative log-likelihood of each item's state under the embedded SmolLM2."""
+    import torch
+
+    from twinbench.systems.local_model import load_smollm2
+
+    model, tokenizer = load_smollm2()
+    encoded = [tokenizer.encode(item.state, add_special_tokens=False)[:512] for item in items]
+    order = sorted(range(len(items)), key=lambda i: len(encoded[i]))
+    out = np.zeros(len(items))
+    for start in range(0, len(order), batch_size):
+        rows = order[start : start + batch_size]
+        width = max(len(encoded[i]) for i in rows)
+        ids = torch.tensor([encoded[i] + [0] * (width - len(encoded[i])) for i in rows])
+        mask = torch.tensor([[1] * len(encoded[i]) + [0] * (width - len(encoded[i])) for i in rows])
+        with torch.inference_mode():
+            logits = model(input_ids=ids, attention_mask=mask).logits[:, :-1]
+        logprobs = torch.log_softmax(logits.float(), -1).gather(-1, ids[:, 1:, None])[..., 0]
+        real = mask[:, 1:].float()
+        nll = -(logprobs * real).sum(1) / real.sum(1).clamp(min=1)
+        out[rows] = nll.numpy()
+    return out

@@ -139,24 +139,33 @@ def audit_similarity_command(
     benchmark: Annotated[Path, typer.Argument(help="Benchmark folder or items.jsonl")],
     bound: Annotated[float, typer.Option(help="Largest acceptable probe AUC")] = 0.65,
     seed: Annotated[int, typer.Option(help="Seed of the folds' bootstrap")] = 0,
+    perplexity: Annotated[
+        bool,
+        typer.Option(help="Add the perplexity-band probe (SmolLM2 NLL of each state; slow)"),
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the JSON only")] = False,
 ) -> None:
     """Can a probe tell items from twins? Cross-validated AUC per generator and feature set."""
     from rich.table import Table
 
-    from twinbench.audit.similarity import audit_similarity
+    from twinbench.audit.similarity import audit_similarity, smollm2_perplexity
     from twinbench.run import load_benchmark
 
-    result = audit_similarity(load_benchmark(benchmark), bound=bound, seed=seed)
+    result = audit_similarity(
+        load_benchmark(benchmark),
+        bound=bound,
+        seed=seed,
+        perplexity=smollm2_perplexity if perplexity else None,
+    )
     if as_json:
         sys.stdout.write(dumps_json(result))
         return
     grid = Table(title=f"similarity audit (bound: AUC <= {bound:g}; 95% pair-bootstrap CI)")
+    probes = ["length", "ngrams", *(["perplexity"] if perplexity else [])]
     for column in (
         "generator",
         "pairs",
-        "length AUC",
-        "n-gram AUC",
+        *(f"{p} AUC" for p in probes),
         "length ratio (median)",
         "verdict",
     ):
@@ -171,8 +180,7 @@ def audit_similarity_command(
         grid.add_row(
             name,
             str(g["pairs"]),
-            auc["length"],
-            auc["ngrams"],
+            *(auc[p] for p in probes),
             f"{g['length_ratio']['50']:.3f}",
             verdict,
         )
