@@ -20,12 +20,6 @@ from twinbench.build import build
 from twinbench.cli import app
 from twinbench.records import Item
 from twinbench.run import read_done, request_for
-from twinbench.systems.base import Request
-
-
-def request_of(item: Item) -> Request:
-    """The request a system sees for permutation 0, trial 0."""
-    return request_for(item, 0, 0)
 
 
 @pytest.fixture(scope="module")

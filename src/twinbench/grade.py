@@ -31,7 +31,6 @@ from twinbench.normalize import normalize_option
 from twinbench.records import FAMILIES, ChoiceQuestion, Item, NoulQuestion, Outcome, ReasonCode
 
 OUTCOMES: tuple[str, ...] = get_args(Outcome)  # the order fixes the integer codes below
-STATUSES: tuple[str, ...] = ("ok", "invalid", "rejected", "error")
 (CORRECT_ABSTAIN, WRONG_REASON, FALSE_COMMIT, CORRECT_ANSWER, WRONG_ANSWER, FALSE_ABSTAIN) = range(
     6
 )

@@ -128,3 +128,37 @@ def chat_reply(content: str) -> dict[str, Any]:
         ],
         "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
     }
+
+
+def free_port() -> int:
+    """A free TCP port on 127.0.0.1."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def server_process(args: list[str], probe: str, seconds: float = 120) -> Iterator[None]:
+    """Run a server process; yield once GET `probe` answers 200; stop it afterwards."""
+    import subprocess
+
+    import httpx
+
+    process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + seconds
+        while True:
+            try:
+                if httpx.get(probe, timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if time.time() > deadline or process.poll() is not None:
+                raise RuntimeError(f"{args[2]} did not start")
+            time.sleep(0.5)
+        yield
+    finally:
+        process.terminate()
+        process.wait(timeout=30)

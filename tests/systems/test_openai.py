@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import socket
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from typing import Any
 
-import httpx
 import pytest
 
 from twinbench.records import ChoiceQuestion, NoulQuestion
@@ -17,7 +14,7 @@ from twinbench.systems import SystemOptions, make_system
 from twinbench.systems.base import Request
 from twinbench.systems.local_model import gguf_path
 
-from .servers import chat_reply, serve
+from .servers import chat_reply, free_port, serve, server_process
 
 TICKET = Request(
     item_id="t1",
@@ -34,49 +31,28 @@ REFUND = Request(
 )
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def llama_server() -> Iterator[str]:
     """llama-cpp-python's OpenAI-compatible server with the shipped SmolLM2 GGUF."""
-    port = _free_port()
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "llama_cpp.server",
-            "--model",
-            str(gguf_path()),
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--n_threads",
-            "2",
-            "--n_ctx",
-            "2048",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    port = free_port()
     url = f"http://127.0.0.1:{port}/v1"
-    try:
-        for _ in range(120):
-            try:
-                if httpx.get(f"{url}/models", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.5)
-        else:
-            raise RuntimeError("llama.cpp server did not start")
+    args = [
+        sys.executable,
+        "-m",
+        "llama_cpp.server",
+        "--model",
+        str(gguf_path()),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--n_threads",
+        "2",
+        "--n_ctx",
+        "2048",
+    ]
+    with server_process(args, f"{url}/models"):
         yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
 
 
 def test_real_llama_cpp_server_gives_schema_valid_decisions(llama_server: str) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import pytest
 import torch
@@ -87,11 +86,3 @@ def test_too_many_options_is_a_rejection(system: SmolLM2System) -> None:
     out = system.respond([Request(item_id="x", state="A state.", question=question)])
     assert (out[0].status, out[0].abstain) == ("rejected", None)
     assert "more than 23 options" in (out[0].error or "")
-
-
-def test_cache_dir_is_used(tmp_path: Path) -> None:
-    from twinbench.systems.local_model import cache_dir
-
-    assert cache_dir().name == "twinbench" or cache_dir() == Path(
-        __import__("os").environ["TWINBENCH_CACHE"]
-    )

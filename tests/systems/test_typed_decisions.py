@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import subprocess
 import sys
-import time
 from collections.abc import Iterator
 
-import httpx
 import pytest
 
 from twinbench.records import ChoiceQuestion, NoulQuestion, ScoreQuestion
@@ -15,7 +12,7 @@ from twinbench.systems import SystemOptions, make_system
 from twinbench.systems.base import Request
 from twinbench.systems.local_model import CACHE_NAME, cache_dir, load_smollm2
 
-from .test_openai import _free_port
+from .servers import free_port, server_process
 
 REQUESTS = [
     Request(
@@ -61,36 +58,21 @@ def test_in_process_decider() -> None:
 @pytest.fixture(scope="module")
 def td_server() -> Iterator[str]:
     load_smollm2()  # makes sure the converted weights are in the cache
-    port = _free_port()
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "typed_decisions.server",
-            "--model",
-            str(cache_dir() / CACHE_NAME),
-            "--device",
-            "cpu",
-            "--port",
-            str(port),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    port = free_port()
     url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(240):
-            try:
-                httpx.get(url + "/v1/stats", timeout=1)
-                break
-            except httpx.TransportError:
-                time.sleep(0.5)
-        else:
-            raise RuntimeError("typed-decisions server did not start")
+    args = [
+        sys.executable,
+        "-m",
+        "typed_decisions.server",
+        "--model",
+        str(cache_dir() / CACHE_NAME),
+        "--device",
+        "cpu",
+        "--port",
+        str(port),
+    ]
+    with server_process(args, f"{url}/v1/stats", seconds=240):
         yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
 
 
 def test_http_server(td_server: str) -> None:
