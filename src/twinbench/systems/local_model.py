@@ -47,6 +47,7 @@ def _convert(target: Path) -> None:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     source = gguf_path()
+    os.environ.setdefault("TQDM_DISABLE", "1")  # the GGUF dequantiser's own bar
     tokenizer = AutoTokenizer.from_pretrained(source.parent, gguf_file=source.name)
     model: Any = AutoModelForCausalLM.from_pretrained(
         source.parent, gguf_file=source.name, dtype=torch.float32
