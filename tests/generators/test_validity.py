@@ -39,12 +39,23 @@ def test_redaction_replaces_only_the_support_sentence(corpus: Corpus) -> None:
     gen = _generator("redaction", corpus)
     pair = _first_pair("redaction", corpus)
     prov = pair.item.provenance
+    source = next(s for s in corpus.scenarios if s.id == prov["source_id"])
     assert gen.validity(pair) == []
-    assert pair.twin.state.replace(prov["removed"], prov["filler"]) == pair.item.state
-    assert prov["filler_from"] != prov["source_id"]
-    # a filler that still carries the answer is caught
-    leaked = {**prov, "filler": prov["removed"]}
+    assert prov["neutral"] == source.neutral
+    assert pair.twin.state.replace(prov["removed"], prov["neutral"]) == pair.item.state
+    # a neutral sentence that still carries the answer is caught
+    leaked = {**prov, "neutral": prov["removed"]}
     assert gen.validity(_edit(pair, "item", provenance=leaked))
+    # so is one that leaves a length scar
+    short = {**prov, "neutral": prov["neutral"][: len(prov["removed"]) // 2] + "."}
+    assert "the neutral sentence is not 90%-110% of the support's length" in gen.validity(
+        _edit(pair, "item", provenance=short)
+    )
+    # and one that names an option or legend label
+    named = {**prov, "neutral": f"{prov['blocked'][-1]} {prov['neutral']}"}
+    assert f"the neutral sentence mentions {prov['blocked'][-1]!r}" in gen.validity(
+        _edit(pair, "item", provenance=named)
+    )
 
 
 def test_redaction_rejects_a_remaining_alias(corpus: Corpus) -> None:

@@ -5,7 +5,7 @@ regression on one feature set, with 5-fold cross-validation that keeps both side
 the same fold (GroupKFold by pair). The AUC of the out-of-fold scores gets a bootstrap
 interval over pairs. Feature sets:
 
-* `length` — characters and whitespace tokens of the state + question + options;
+* `length` — characters and whitespace tokens of the state + question + answer choices;
 * `ngrams` — TF-IDF of word 1-2-grams of the same text (template n-grams);
 * `perplexity` — optional (`--perplexity`): mean token negative log-likelihood of the state
   under the embedded SmolLM2.
@@ -23,16 +23,21 @@ from typing import Any
 
 import numpy as np
 
-from twinbench.records import ChoiceQuestion, Item, ReasonCode
+from twinbench.records import Item, ReasonCode
+from twinbench.systems.prompt import answer_choices
 
 BOUND = 0.65
 FOLDS = 5
 
 
 def item_text(item: Item) -> str:
-    """What a probe sees of an item: state, question and options."""
-    options = item.question.options if isinstance(item.question, ChoiceQuestion) else []
-    return " ".join([item.state, item.question.instructions, *options])
+    """What a probe sees of an item: what a model is shown (state, question, answer choices).
+
+    The choices are the options (choice), the legend labels (score) or yes/no (noul), as the
+    prompt lists them.
+    """
+    choices = [c.text for c in answer_choices(item.question)]
+    return " ".join([item.state, item.question.instructions, *choices])
 
 
 def _length_features(items: Sequence[Item]) -> np.ndarray:

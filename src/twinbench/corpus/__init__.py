@@ -32,6 +32,9 @@ class Scenario(_CorpusRecord):
     support: int = Field(ge=0)
     aliases: list[str] = Field(min_length=1)
     extra_option: str | None = None
+    #: a sentence written to take the support sentence's place: same subject and shape, 90-110%
+    #: of its length, saying nothing that bears on the question (what `redaction` swaps in)
+    neutral: str | None = None
 
 
 class Reading(_CorpusRecord):
