@@ -94,7 +94,9 @@ class Redaction(Generator[Scenario]):
             problems.append("the neutral sentence repeats a sentence of the state")
         low, high = LENGTH_BAND
         if not low <= len(prov["neutral"]) / len(prov["removed"]) <= high:
-            problems.append(f"the neutral sentence is not {low:.0%}-{high:.0%} of the support's length")
+            problems.append(
+                f"the neutral sentence is not {low:.0%}-{high:.0%} of the support's length"
+            )
         for sentence in sentences:
             for phrase in prov["revealing"]:
                 if mentions(sentence, phrase):
