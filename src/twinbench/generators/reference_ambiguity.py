@@ -1,4 +1,11 @@
-"""underspecified_state / reference_ambiguity: two referents, each supporting another option."""
+"""underspecified_state / reference_ambiguity: two referents, each supporting another option.
+
+Version 1.1.0 reads the rebalanced `ambiguity.jsonl`. In 1.0.0 the edits ran one way (item
+"she said", "the manager", "their"; twin a name, "his", "the second ..."), and the n-gram probe
+learnt the direction (AUC 0.68, docs/audit.md). Now each kind of referring expression (pronoun,
+name, role noun, qualified noun phrase) appears about as often on either side of the edit, with
+changed phrases of about the same length.
+"""
 
 from __future__ import annotations
 
@@ -18,7 +25,7 @@ class ReferenceAmbiguity(Generator[AmbiguityCase]):
     """
 
     name = "reference_ambiguity"
-    version = "1.0.0"
+    version = "1.1.0"
     family = ReasonCode.UNDERSPECIFIED_STATE
 
     def sources(self) -> Sequence[AmbiguityCase]:
