@@ -58,6 +58,24 @@ def test_default_build_covers_every_generator_and_family(
     assert validate_files(out / "items.jsonl") == []
 
 
+def test_default_build_is_within_the_similarity_bound(
+    default_build: tuple[Path, BuildResult],
+) -> None:
+    """What `build --strict` checks: no real generator version is over the published bound."""
+    from twinbench.audit.similarity import BOUND, audit_similarity
+    from twinbench.build import refuse_leaky
+
+    _, result = default_build
+    items = [*result.public, *result.holdout]
+    report = audit_similarity(items, skip_exempt=True)
+    checked = {g["generator"] for g in report["generators"].values()}
+    assert checked == set(REGISTRY) - {"translation"}  # out_of_language is exempt
+    for name, g in report["generators"].items():
+        assert g["passes"], name
+        assert all(a["auc"] <= BOUND for a in g["auc"].values()), (name, g["auc"])
+    refuse_leaky(items, BOUND, 0)  # raises InputError when a version is over
+
+
 def test_every_pair_passes_its_generators_validity(
     default_build: tuple[Path, BuildResult],
 ) -> None:

@@ -137,3 +137,15 @@ def test_script_share_by_hand() -> None:
     assert script_share("дан x 42", "CYRILLIC") == 0.75
     assert script_problem("Hello", "en") is None
     assert script_problem("Hello", "km") == "only 0% of letters are Khmer for language 'km'"
+
+
+def test_every_untranslated_scenario_has_a_usable_neutral_sentence(corpus: Corpus) -> None:
+    """Redaction can take any scenario the partition deals it (translated ones go elsewhere)."""
+    translated = {t.scenario_id for t in corpus.translations}
+    gen = _generator("redaction", corpus)
+    untranslated = [s for s in corpus.scenarios if s.id not in translated]
+    assert len(untranslated) == 216
+    for scenario in untranslated:
+        assert scenario.neutral is not None, scenario.id
+        pair = gen.generate(scenario, item_seed(0, "redaction", scenario.id))
+        assert gen.validity(pair) == [], scenario.id
