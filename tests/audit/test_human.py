@@ -21,6 +21,11 @@ def test_fleiss_kappa_by_hand() -> None:
     assert fleiss_kappa_yesno(votes) == pytest.approx(1 / 3)
 
 
+def test_fleiss_kappa_is_undefined_when_every_vote_agrees() -> None:
+    # chance agreement is 1, so kappa = 0/0: reported as None (null in JSON), not NaN
+    assert fleiss_kappa_yesno(np.ones((5, 3), dtype=int)) is None
+
+
 def test_reweighted_error_rate_by_hand() -> None:
     # stratum A: share 0.9, 1 wrong of 10; stratum B (over-drawn): share 0.1, 5 wrong of 10.
     # raw rate 6/20 = 0.30, reweighted 0.9 * 0.1 + 0.1 * 0.5 = 0.14

@@ -83,6 +83,9 @@ def test_pass_one_in_the_browser(package: Path) -> None:
             driver.get(url + "/?pass=1")
             assert "Item" in driver.title or "Audit" in driver.title
             assert "construction" not in driver.page_source.lower()  # blind pass
+            # the page says what to do, so an annotator needs no docs
+            intro = driver.find_element(By.CLASS_NAME, "intro").text
+            assert "from this text alone" in intro and "Save and next" in intro
             for question in ("item_unanswerable", "twin_answerable"):
                 driver.find_element(
                     By.CSS_SELECTOR, f'input[name="{question}"][value="yes"]'

@@ -158,10 +158,16 @@ def package(
     )
 
 
-def fleiss_kappa_yesno(votes: np.ndarray) -> float:
-    """Fleiss' kappa of an (items x raters) matrix of 0/1 votes (statsmodels)."""
+def fleiss_kappa_yesno(votes: np.ndarray) -> float | None:
+    """Fleiss' kappa of an (items x raters) matrix of 0/1 votes (statsmodels).
+
+    None when every vote is the same answer: chance agreement is then 1 and kappa is 0/0
+    (undefined; the JSON says null rather than NaN, which is not JSON).
+    """
     from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
 
+    if len(np.unique(votes)) < 2:
+        return None
     table, _ = aggregate_raters(votes)
     return float(fleiss_kappa(table, method="fleiss"))
 

@@ -22,6 +22,7 @@ STYLE = (
     "body{font-family:system-ui,sans-serif;max-width:760px;margin:2rem auto;color:#222}"
     ".box{border:1px solid #ccc;padding:.8rem;margin:.6rem 0;border-radius:6px}"
     "fieldset{margin:.6rem 0}button{font-size:1rem;padding:.4rem 1.2rem}"
+    ".intro{background:#f4f6fa;padding:.6rem .8rem;border-radius:6px}"
 )
 
 
@@ -78,6 +79,17 @@ def _view(title: str, item: dict[str, Any] | None) -> str:
     )
 
 
+#: what an annotator needs to know, on the page itself (no docs to read first)
+INTRO = {
+    1: "You see an item and its twin exactly as a model would see them. Answer the questions "
+    "below from this text alone; do not look anything up. Each answer is saved when you press "
+    "<b>Save and next</b>, so you can stop and come back later. Pass two, which also shows how "
+    "each item was built, opens once every item of pass one is answered.",
+    2: "The same items again, now with how each one was built. Answer the questions again; "
+    "you may change your mind. Each answer is saved when you press <b>Save and next</b>.",
+}
+
+
 def render(session: Session, number: int) -> str:
     """The page for the next unanswered item of a pass (or a done / refused message)."""
     if number == 2 and not session.complete(1):
@@ -115,6 +127,7 @@ def render(session: Session, number: int) -> str:
         else ""
     )
     body = (
+        f'<p class="intro">{INTRO[number]}</p>'
         f"<p>Item {len(rows) - len(todo) + 1} of {len(rows)} (pass {number}) — "
         f"{escape(current['blind_id'])}</p>"
         + _view("Item", item["item"])

@@ -265,7 +265,10 @@ def audit_score(
     write_json(errata, {"schema": "twinbench.errata/1", "version": version, "entries": entries})
     write_json(folder / "audit-score.json", result)
     rate = result["error_rate"]
-    kappas = ", ".join(f"{q} {k:.3f}" for q, k in result["fleiss_kappa"].items())
+    kappas = ", ".join(
+        f"{q} {k:.3f}" if k is not None else f"{q} undefined (every vote the same)"
+        for q, k in result["fleiss_kappa"].items()
+    )
     console.print(
         f"{result['items']} items, {result['audited_wrong']} audited wrong; "
         f"population error rate {rate['estimate']:.3f} [{rate['low']:.3f}, "
