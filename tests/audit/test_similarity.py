@@ -47,3 +47,17 @@ def test_strict_build_check_refuses_a_leaky_version(tmp_path: Path) -> None:
     refuse_leaky(clean, 0.65, 0)  # passes: no exception
     with pytest.raises(InputError, match=r"--strict: .*leaky@0\.0\.1 \(.*ngrams AUC 1\.00"):
         refuse_leaky([*_planted(items), *clean], 0.65, 0)
+
+
+def test_paired_auc_by_hand_and_its_interval() -> None:
+    import numpy as np
+
+    from twinbench.audit.similarity import paired_auc_interval
+
+    # item/twin comparisons: 0.9>0.4, 0.9>0.1, 0.4=0.4 (one half), 0.4>0.1 -> 3.5 of 4
+    result = paired_auc_interval(np.array([0.9, 0.4]), np.array([0.4, 0.1]), seed=0)
+    assert result["auc"] == 0.875
+    assert 0.0 <= result["low"] <= result["high"] <= 1.0
+    # items always above twins: every resample gives 1.0
+    perfect = paired_auc_interval(np.array([0.9, 0.8, 0.7]), np.array([0.3, 0.2, 0.1]), seed=1)
+    assert (perfect["auc"], perfect["low"], perfect["high"]) == (1.0, 1.0, 1.0)

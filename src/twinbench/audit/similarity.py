@@ -85,24 +85,28 @@ def _ngram_scores(
     return scores
 
 
-def auc_with_interval(
-    labels: np.ndarray, scores: np.ndarray, groups: np.ndarray, seed: int, resamples: int = 500
+def paired_auc_interval(
+    item_scores: np.ndarray, twin_scores: np.ndarray, seed: int, resamples: int = 500
 ) -> dict[str, Any]:
-    """ROC AUC of `scores`, with a percentile interval from resampling pairs."""
-    from sklearn.metrics import roc_auc_score
+    """ROC AUC of items (positives) against twins (negatives), with a pair-bootstrap interval.
 
-    auc = float(roc_auc_score(labels, scores))
-    unique = np.unique(groups)
-    members = {g: np.flatnonzero(groups == g) for g in unique}
-    rng = np.random.default_rng(seed)
-    draws = []
-    for _ in range(resamples):
-        rows = np.concatenate([members[g] for g in rng.choice(unique, len(unique))])
-        if len(set(labels[rows].tolist())) == 2:
-            draws.append(roc_auc_score(labels[rows], scores[rows]))
-    low, high = np.percentile(draws, [2.5, 97.5])
+    The AUC is the Mann-Whitney statistic U / (n_items * n_twins), ties counting one half (the
+    same number as sklearn's roc_auc_score). The interval resamples pairs, and scipy's
+    `mannwhitneyu` scores every resample in one vectorised call: called once per resample,
+    sklearn's roc_auc_score spent 95% of the audit's time validating its input.
+    """
+    from scipy.stats import mannwhitneyu
+
+    def auc(items: np.ndarray, twins: np.ndarray) -> np.ndarray:
+        u = mannwhitneyu(items, twins, axis=-1, method="asymptotic").statistic
+        return np.asarray(u) / (items.shape[-1] * twins.shape[-1])
+
+    rows = np.random.default_rng(seed).integers(
+        len(item_scores), size=(resamples, len(item_scores))
+    )
+    low, high = np.percentile(auc(item_scores[rows], twin_scores[rows]), [2.5, 97.5])
     return {
-        "auc": auc,
+        "auc": float(auc(item_scores, twin_scores)),
         "low": float(low),
         "high": float(high),
         "resamples": resamples,
@@ -168,7 +172,7 @@ def audit_similarity(
         if perplexity is not None:
             probes["perplexity"] = _cv_scores(perplexity(flat)[:, None], labels, groups, seed)
         aucs = {
-            probe: auc_with_interval(labels, scores, groups, seed)
+            probe: paired_auc_interval(scores[0::2], scores[1::2], seed)
             for probe, scores in probes.items()
         }
         over = [p for p, a in aucs.items() if a["auc"] > bound]
