@@ -99,7 +99,7 @@ def paired_auc_interval(
 
     def auc(items: np.ndarray, twins: np.ndarray) -> np.ndarray:
         u = mannwhitneyu(items, twins, axis=-1, method="asymptotic").statistic
-        return np.asarray(u) / (items.shape[-1] * twins.shape[-1])
+        return np.asarray(u, dtype=np.float64) / float(items.shape[-1] * twins.shape[-1])
 
     rows = np.random.default_rng(seed).integers(
         len(item_scores), size=(resamples, len(item_scores))
