@@ -21,22 +21,28 @@ def main() -> None:
     con = Counter(r.domain for r in corpus.contradiction)
     fp = Counter(r.domain for r in corpus.false_premise)
     for d in domains:
-        print(f"| {d} | {types[(d, 'choice')]} | {types[(d, 'score')]} | {types[(d, 'noul')]} "
-              f"| {amb[d]} | {con[d]} | {fp[d]} |")
+        print(
+            f"| {d} | {types[(d, 'choice')]} | {types[(d, 'score')]} | {types[(d, 'noul')]} "
+            f"| {amb[d]} | {con[d]} | {fp[d]} |"
+        )
     total = Counter(s.question.type for s in corpus.scenarios)
-    print(f"| **total** | {total['choice']} | {total['score']} | {total['noul']} "
-          f"| {len(corpus.ambiguity)} | {len(corpus.contradiction)} "
-          f"| {len(corpus.false_premise)} |")
+    print(
+        f"| **total** | {total['choice']} | {total['score']} | {total['noul']} "
+        f"| {len(corpus.ambiguity)} | {len(corpus.contradiction)} "
+        f"| {len(corpus.false_premise)} |"
+    )
     print()
     langs = Counter(t.language for t in corpus.translations)
     print("| language | script | translated scenarios |")
     print("|---|---|---:|")
     for lang in sorted(langs):
         print(f"| {lang} | {script_name(LANGUAGE_SCRIPTS.get(lang, '?'))} | {langs[lang]} |")
-    print(f"\n{len(corpus.scenarios)} base scenarios over {len(domains)} domains; "
-          f"{len(corpus.translations)} translations of "
-          f"{len({t.scenario_id for t in corpus.translations})} scenarios into {len(langs)} "
-          f"languages and {len({LANGUAGE_SCRIPTS[x] for x in langs})} scripts.")
+    print(
+        f"\n{len(corpus.scenarios)} base scenarios over {len(domains)} domains; "
+        f"{len(corpus.translations)} translations of "
+        f"{len({t.scenario_id for t in corpus.translations})} scenarios into {len(langs)} "
+        f"languages and {len({LANGUAGE_SCRIPTS[x] for x in langs})} scripts."
+    )
 
 
 if __name__ == "__main__":

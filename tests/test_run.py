@@ -42,6 +42,24 @@ def _wait_lines(path: Path, n: int, timeout: float = 60) -> None:
     raise AssertionError(f"{path} never reached {n} lines")
 
 
+def _jev_run(bench: Path, url: str, *extra: str) -> list[str]:
+    """The command line running `jev` on `bench` against the test server at `url`."""
+    return _cli(
+        "run",
+        "-b",
+        str(bench),
+        "-s",
+        "jev",
+        "--base-url",
+        url,
+        "--batch-size",
+        "2",
+        "--concurrency",
+        "1",
+        *extra,
+    )
+
+
 def _strip(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(
         ({k: v for k, v in r.items() if k != "latency_ms"} for r in rows),
@@ -51,36 +69,23 @@ def _strip(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def test_kill_9_then_resume_equals_an_uninterrupted_run(bench: Path, tmp_path: Path) -> None:
     with serve(systemone_handler(jev=True, delay_s=0.03)) as (url, log):
-        args = [
-            "run",
-            "-b",
-            str(bench),
-            "-s",
-            "jev",
-            "--base-url",
-            url,
-            "--batch-size",
-            "2",
-            "--concurrency",
-            "1",
-            "--permutations",
-            "2",
-        ]
-        killed = tmp_path / "killed"
-        process = subprocess.Popen(
-            _cli(*args, "--out", str(killed)), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-        )
+        killed, clean = tmp_path / "killed", tmp_path / "clean"
+        args = _jev_run(bench, url, "--permutations", "2", "--out", str(killed))
+        process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         _wait_lines(killed / "responses.jsonl", 20)
         os.kill(process.pid, signal.SIGKILL)
         process.wait()
         done_before = read_done(killed / "responses.jsonl")
         seen_before = len(log)
         assert 20 <= len(done_before) < 168
-        finished = subprocess.run(_cli(*args, "--out", str(killed)), capture_output=True, text=True)
+        finished = subprocess.run(args, capture_output=True, text=True)
         assert finished.returncode == 0, finished.stderr
         resent = [(body["state"], body["questions"]["q"]) for _, body in log[seen_before:]]
-        clean = tmp_path / "clean"
-        subprocess.run(_cli(*args, "--out", str(clean)), check=True, capture_output=True)
+        subprocess.run(
+            _jev_run(bench, url, "--permutations", "2", "--out", str(clean)),
+            check=True,
+            capture_output=True,
+        )
     rows = read_rows(killed / "responses.jsonl")
     keys = [(r["item_id"], r["trial"], r["permutation"]) for r in rows]
     assert len(keys) == len(set(keys)) == 2 * 84  # 42 pairs x 2 permutations, no duplicates
@@ -130,21 +135,7 @@ def test_torn_last_line_is_cut_and_resumed(bench: Path, tmp_path: Path, runner: 
 def test_ctrl_c_leaves_a_resumable_run(bench: Path, tmp_path: Path) -> None:
     with serve(systemone_handler(jev=True, delay_s=0.05)) as (url, _):
         out = tmp_path / "run"
-        args = _cli(
-            "run",
-            "-b",
-            str(bench),
-            "-s",
-            "jev",
-            "--base-url",
-            url,
-            "--batch-size",
-            "2",
-            "--concurrency",
-            "1",
-            "--out",
-            str(out),
-        )
+        args = _jev_run(bench, url, "--out", str(out))
         process = subprocess.Popen(
             args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
         )

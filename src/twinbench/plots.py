@@ -68,13 +68,18 @@ def twin_vs_recall(summaries: dict[str, dict[str, Any]]) -> str:
     return _svg(fig)
 
 
+def _confidence_series(summaries: dict[str, dict[str, Any]], key: str) -> dict[str, Any]:
+    """Per system, its `confidence[key]` block, for the systems that give confidences."""
+    return {
+        n: s["confidence"][key]
+        for n, s in summaries.items()
+        if s.get("confidence") and s["confidence"].get(key)
+    }
+
+
 def risk_coverage(summaries: dict[str, dict[str, Any]]) -> str | None:
     """Risk-coverage curves of the systems that give confidences."""
-    curves = {
-        n: s["confidence"]["risk_coverage"]
-        for n, s in summaries.items()
-        if s.get("confidence") and s["confidence"].get("risk_coverage")
-    }
+    curves = _confidence_series(summaries, "risk_coverage")
     if not curves:
         return None
     fig, ax = _figure(5, 4)
@@ -91,11 +96,7 @@ def risk_coverage(summaries: dict[str, dict[str, Any]]) -> str | None:
 
 def calibration(summaries: dict[str, dict[str, Any]]) -> str | None:
     """Reliability diagram (10 equal-width bins) of the systems that give confidences."""
-    bins = {
-        n: s["confidence"]["reliability"]
-        for n, s in summaries.items()
-        if s.get("confidence") and s["confidence"].get("reliability")
-    }
+    bins = _confidence_series(summaries, "reliability")
     if not bins:
         return None
     fig, ax = _figure(5, 4)
