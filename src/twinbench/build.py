@@ -17,7 +17,7 @@ from twinbench.errata import Errata
 from twinbench.generators import REGISTRY, Generator, Pair, Pool, registered
 from twinbench.generators.base import item_seed
 from twinbench.jsonl import InputError, write_json, write_jsonl
-from twinbench.records import MANIFEST_SCHEMA, ChoiceQuestion, Item
+from twinbench.records import MANIFEST_SCHEMA, ChoiceQuestion, Item, ReasonCode
 
 #: share of the free base scenarios (choice questions only) given to exact_duplicate
 DUPLICATE_SHARE = 0.33
@@ -25,7 +25,10 @@ Progress = Callable[[str, int, int], None]
 #: held out by `build --release`: one generator per family whose outputs never go public.
 #: out_of_language has a single generator (translation), so holding it out would leave no
 #: public slice; its outputs stay public.
-RELEASE_HOLDOUT = ("rematch", "false_premise")
+RELEASE_HOLDOUT = ("reference_ambiguity", "false_premise")
+#: every family's share of the default build's pairs: fixed and equal, so no family's
+#: generators dominate pooled figures (before 1.1.0 translation was 60 % of all pairs)
+FAMILY_SHARES: dict[str, float] = {code.value: 1 / 3 for code in ReasonCode}
 
 
 @dataclass
@@ -52,14 +55,27 @@ def parse_ratio(text: str) -> tuple[int, int]:
     return answerable, unanswerable
 
 
-def partition(corpus: Corpus, seed: int) -> dict[str, list[Scenario]]:
+def default_generators() -> list[str]:
+    """The generators of the default build, in build order (retired ones left out)."""
+    return [cls.name for cls in registered() if cls.retired is None]
+
+
+def partition(
+    corpus: Corpus, seed: int, generators: Sequence[str] | None = None
+) -> dict[str, list[Scenario]]:
     """Split the base scenarios so no scenario (hence no state) feeds two generators.
 
     Translated scenarios go to `translation` (their English originals are its twins). The rest
     are shuffled per domain with `seed` and dealt round-robin across domains: choice scenarios
-    to `exact_duplicate` until it holds DUPLICATE_SHARE of them, the others alternately to
-    `redaction` and `rematch` within each domain.
+    to `exact_duplicate` until it holds DUPLICATE_SHARE of them, the others to `redaction`, or
+    alternately to `redaction` and `rematch` within each domain when `generators` (default:
+    all registered) includes rematch.
     """
+    readers = (
+        ("redaction", "rematch")
+        if generators is None or "rematch" in generators
+        else ("redaction",)
+    )
     translated = {t.scenario_id for t in corpus.translations}
     rng = np.random.default_rng([seed, 1])
     by_domain: dict[str, list[Scenario]] = defaultdict(list)
@@ -81,7 +97,7 @@ def partition(corpus: Corpus, seed: int) -> dict[str, list[Scenario]]:
         ):
             shares["exact_duplicate"].append(scenario)
             continue
-        name = ("redaction", "rematch")[toggle[scenario.domain] % 2]
+        name = readers[toggle[scenario.domain] % len(readers)]
         toggle[scenario.domain] += 1
         shares[name].append(scenario)
     shares["translation"] = [s for s in corpus.scenarios if s.id in translated]
@@ -98,13 +114,20 @@ def _ordered(generator: Generator[Any], seed: int) -> list[Any]:
 
 
 def generate_all(
-    corpus: Corpus, seed: int, per_generator: int | None, progress: Progress | None = None
+    corpus: Corpus,
+    seed: int,
+    per_generator: int | None,
+    progress: Progress | None = None,
+    generators: Sequence[str] | None = None,
 ) -> BuildResult:
-    """Run every registered generator; keep the pairs that pass their validity check."""
+    """Run the generators (default: the default build's); keep the pairs that pass validity."""
     result = BuildResult()
-    shares = partition(corpus, seed)
+    chosen = list(generators) if generators is not None else default_generators()
+    shares = partition(corpus, seed, chosen)
     for cls in registered():
         name = cls.name
+        if name not in chosen:
+            continue
         generator = cls(Pool(corpus, shares.get(name, [])))
         sources = _ordered(generator, seed)
         sources = sources[:per_generator] if per_generator is not None else sources
@@ -119,6 +142,50 @@ def generate_all(
                 progress(name, n, len(sources))
         result.pairs[name] = kept
     return result
+
+
+def balance_families(
+    pairs: dict[str, list[Pair]], per_family: int | None = None
+) -> dict[str, list[Pair]]:
+    """Trim every family to its FAMILY_SHARES share of the pairs (at most `per_family` each).
+
+    The family with the fewest pairs relative to its share sets the size; inside a family the
+    pairs are spread as evenly as its generators allow (each keeps a prefix of its pairs).
+    """
+    by_family: dict[str, list[str]] = defaultdict(list)
+    for name, kept in pairs.items():
+        if kept:
+            by_family[kept[0].item.family.value].append(name)
+    if not by_family:
+        return dict(pairs)
+    totals = {f: sum(len(pairs[n]) for n in names) for f, names in by_family.items()}
+    unit = min(totals[f] / FAMILY_SHARES[f] for f in totals)
+    if per_family is not None:
+        unit = min(unit, per_family / max(FAMILY_SHARES[f] for f in totals))
+    out = {name: list(kept) for name, kept in pairs.items()}
+    for family, names in by_family.items():
+        target = int(unit * FAMILY_SHARES[family] + 1e-9)
+        quota = dict.fromkeys(names, 0)
+        while sum(quota.values()) < target:
+            open_ = [n for n in names if quota[n] < len(pairs[n])]
+            smallest = min(quota[n] for n in open_)
+            quota[next(n for n in open_ if quota[n] == smallest)] += 1
+        for name in names:
+            out[name] = pairs[name][: quota[name]]
+    return out
+
+
+def family_shares(pairs: dict[str, list[Pair]]) -> dict[str, dict[str, float]]:
+    """Pairs per family and each family's share of all pairs (what the manifest publishes)."""
+    counts: Counter[str] = Counter()
+    for kept in pairs.values():
+        for pair in kept:
+            counts[pair.item.family.value] += 1
+    total = sum(counts.values()) or 1
+    return {
+        f: {"pairs": counts[f], "share": round(counts[f] / total, 4), "target": round(s, 4)}
+        for f, s in FAMILY_SHARES.items()
+    }
 
 
 def _apply_ratio(pairs: Sequence[Pair], ratio: tuple[int, int]) -> list[Item]:
@@ -169,20 +236,28 @@ def build(
     errata: Errata | None = None,
     progress: Progress | None = None,
     strict_bound: float | None = None,
+    generators: Sequence[str] | None = None,
 ) -> BuildResult:
     """Build a benchmark into `out`: items.jsonl, holdout/items.jsonl, manifest.json.
 
-    With `strict_bound`, the similarity audit runs first and the build refuses (InputError,
-    nothing written) if a generator version's probe AUC exceeds the bound.
+    Families are trimmed to their fixed FAMILY_SHARES (`balance_families`). With
+    `strict_bound`, the similarity audit runs first and the build refuses (InputError, nothing
+    written) if a generator version's probe AUC exceeds the bound on any probe.
     """
-    unknown = sorted(set(holdout) - set(REGISTRY))
-    if unknown:
-        raise InputError(
-            f"--holdout: unknown generator {unknown[0]!r}; choose from {', '.join(REGISTRY)}"
-        )
+    for option, names in (("--holdout", holdout), ("--generators", generators or ())):
+        unknown = sorted(set(names) - set(REGISTRY))
+        if unknown:
+            raise InputError(
+                f"{option}: unknown generator {unknown[0]!r}; choose from {', '.join(REGISTRY)}"
+            )
     corpus = load_corpus()
-    result = generate_all(corpus, seed, per_generator, progress)
-    generators = []
+    result = generate_all(corpus, seed, per_generator, progress, generators)
+    balanced = balance_families(result.pairs)
+    for name, pairs in result.pairs.items():
+        if len(pairs) > len(balanced[name]):
+            result.dropped[name]["family_balance"] += len(pairs) - len(balanced[name])
+    result.pairs = balanced
+    summary = []
     for name, pairs in result.pairs.items():
         if errata is not None:
             before = len(pairs)
@@ -200,7 +275,7 @@ def build(
         items = [i.model_copy(update={"split": split}) for i in _apply_ratio(pairs, ratio)]
         (result.holdout if split == "holdout" else result.public).extend(items)
         cls = REGISTRY[name]
-        generators.append(
+        summary.append(
             {
                 "name": name,
                 "version": cls.version,
@@ -220,7 +295,8 @@ def build(
         {
             "seed": seed,
             "per_generator": per_generator,
-            "generators": generators,
+            "generators": summary,
+            "family_shares": family_shares(result.pairs),
             "ratio": {"answerable": ratio[0], "unanswerable": ratio[1]},
             "errata": None
             if errata is None

@@ -15,8 +15,12 @@ _FAMILY_COLUMNS = (
     ("recall", "recall"),
     ("precision", "precision"),
     ("twin_accuracy", "twin acc"),
+    ("accuracy", "accuracy"),
+    ("ideal_pair_rate", "ideal pairs"),
     ("wrong_reason", "wrong code"),
 )
+MACRO_ROW = "macro mean (families equal)"
+FAMILY_HEADERS = [label for _, label in _FAMILY_COLUMNS]
 _OVERALL_ROWS = (
     ("abstention_precision", "abstention precision (any code)"),
     ("abstention_recall", "abstention recall (any code)"),
@@ -71,17 +75,26 @@ def _overall_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
     return rows
 
 
+def family_rows(summary: dict[str, Any]) -> list[list[str]]:
+    """The macro mean first, then one row per family: the cells of _FAMILY_COLUMNS."""
+    macro = summary["macro"]
+    rows = [[MACRO_ROW, *(fmt(macro.get(key, "")) for key, _ in _FAMILY_COLUMNS)]]
+    for name in FAMILIES:
+        block = summary["families"][name]
+        rows.append([name, *(fmt(block[key]) for key, _ in _FAMILY_COLUMNS)])
+    return rows
+
+
 def metrics_table(summary: dict[str, Any]) -> Group:
-    """Two rich tables: per-family abstention metrics, then overall figures."""
+    """Two rich tables: the macro mean and per-family metrics, then pooled figures."""
     systems = ", ".join(summary["systems"]) or "-"
     families = Table(title=f"twinbench — {systems} (languages: {', '.join(summary['languages'])})")
     families.add_column("family", no_wrap=True)
     for _, label in _FAMILY_COLUMNS:
         families.add_column(label, justify="right")
-    for name in FAMILIES:
-        block = summary["families"][name]
-        families.add_row(name, *(fmt(block[key]) for key, _ in _FAMILY_COLUMNS))
-    overall = Table(title="overall", show_header=False)
+    for n, row in enumerate(family_rows(summary)):
+        families.add_row(*row, style="bold" if n == 0 else None, end_section=n == 0)
+    overall = Table(title="pooled over all items (families weighted by size)", show_header=False)
     overall.add_column("metric")
     overall.add_column("value", justify="right")
     for label, value in _overall_rows(summary):
@@ -99,9 +112,8 @@ def metrics_markdown(summary: dict[str, Any]) -> str:
         "| family | " + " | ".join(label for _, label in _FAMILY_COLUMNS) + " |",
         "|---|" + "---:|" * len(_FAMILY_COLUMNS),
     ]
-    for name in FAMILIES:
-        block = summary["families"][name]
-        lines.append(f"| {name} | " + " | ".join(fmt(block[k]) for k, _ in _FAMILY_COLUMNS) + " |")
-    lines += ["", "| metric | value |", "|---|---:|"]
+    lines += ["| " + " | ".join(row) + " |" for row in family_rows(summary)]
+    lines += ["", "Pooled over all items (families weighted by size):", ""]
+    lines += ["| metric | value |", "|---|---:|"]
     lines += [f"| {label} | {value} |" for label, value in _overall_rows(summary)]
     return "\n".join(lines) + "\n"

@@ -29,7 +29,7 @@ from twinbench.jsonl import InputError, atomic_write, load_models, write_json
 from twinbench.metrics.cost import load_cost_table
 from twinbench.metrics.summary import summarize
 from twinbench.records import FAMILIES, Item
-from twinbench.render import fmt, fmt_p
+from twinbench.render import FAMILY_HEADERS, family_rows, fmt, fmt_p
 from twinbench.stats.bootstrap import ratio_interval
 
 REPORT_SCHEMA = "twinbench.report/1"
@@ -117,8 +117,13 @@ def _pct(value: float) -> str:
     return f"{100 * value:.1f}%"
 
 
+def per_family_rows(report: dict[str, Any]) -> list[list[str]]:
+    """Per system: its macro mean over families, then each family (the report's first table)."""
+    return [[name, *row] for name, s in report["systems"].items() for row in family_rows(s)]
+
+
 def report_markdown(report: dict[str, Any]) -> str:
-    """The report as Markdown: the condition/shift table and the paired metrics table."""
+    """The report as Markdown: per-family table, condition/shift table, paired metrics."""
     paired = report["paired"]
     settings = paired["settings"]
     lines = [
@@ -129,6 +134,15 @@ def report_markdown(report: dict[str, Any]) -> str:
         f"cluster bootstrap over pairs, {settings['bootstrap_resamples']} resamples, seed "
         f"{settings['seed']}. Tests: two-sided sign-flip, {settings['sign_flip_draws']} "
         f"draws, seed {settings['seed']}, Holm across systems.",
+        "",
+        "## Per family, macro mean first",
+        "",
+        "The macro mean weighs every family the same; `shortcut` (if present) is the score of "
+        "untrained rules that read no meaning.",
+        "",
+        "| system | family | " + " | ".join(FAMILY_HEADERS) + " |",
+        "| --- | --- |" + " ---: |" * len(FAMILY_HEADERS),
+        *("| " + " | ".join(row) + " |" for row in per_family_rows(report)),
         "",
         "## Condition-specific abstention and the paired shift",
         "",
@@ -217,7 +231,11 @@ def report_html(report: dict[str, Any]) -> str:
         "twinbench report",
         [
             (
-                "Overall",
+                "Per family, macro mean first",
+                html.table(["system", "family", *FAMILY_HEADERS], per_family_rows(report)),
+            ),
+            (
+                "Pooled over all items",
                 html.table(
                     [
                         "system",

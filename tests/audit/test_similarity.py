@@ -61,3 +61,39 @@ def test_paired_auc_by_hand_and_its_interval() -> None:
     # items always above twins: every resample gives 1.0
     perfect = paired_auc_interval(np.array([0.9, 0.8, 0.7]), np.array([0.3, 0.2, 0.1]), seed=1)
     assert (perfect["auc"], perfect["low"], perfect["high"]) == (1.0, 1.0, 1.0)
+
+
+def _label_echo(items: list[Item]) -> list[Item]:
+    """A leaky redaction: every twin's state ends by naming its answer's label, items don't."""
+    out = []
+    for item in items:
+        if item.generator.name != "redaction" or item.question.type == "noul":
+            continue
+        generator = item.generator.model_copy(update={"name": "label-echo", "version": "0.0.1"})
+        answer = item.expected.answer
+        if item.question.type == "score":
+            legend = item.question.legend  # type: ignore[union-attr]
+            label = next((k for k, v in legend.items() if v == answer), None)
+        else:
+            label = str(answer)
+        state = item.state + (f" It is filed as {label}." if item.answerable else " It is filed.")
+        out.append(item.model_copy(update={"generator": generator, "state": state}))
+    return out
+
+
+def test_strict_refuses_a_version_that_echoes_the_label_in_twins(tmp_path: Path) -> None:
+    import pytest
+
+    from twinbench.build import refuse_leaky
+    from twinbench.jsonl import InputError
+
+    items = build(tmp_path, per_generator=60).public
+    twins = [i for i in items if i.answerable and i.generator.name == "redaction"]
+    leaky = _label_echo([i for i in items if i.generator.name == "redaction"])
+    report = audit_similarity(leaky)["generators"]["label-echo@0.0.1"]
+    # the twin always names one more label than its item: the rule alone separates them
+    assert report["auc"]["label_mention"]["auc"] >= 0.9
+    assert "label_mention" in report["over_bound"] and not report["passes"]
+    assert len(leaky) == 2 * len({i.pair_id for i in leaky}) <= 2 * len(twins)
+    with pytest.raises(InputError, match=r"label-echo@0\.0\.1 \(.*label_mention AUC"):
+        refuse_leaky(leaky, 0.65, 0)

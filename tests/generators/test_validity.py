@@ -80,18 +80,26 @@ def test_rematch_records_band_and_rejects_a_leaking_donor(corpus: Corpus) -> Non
     assert gen.validity(_edit(pair, "item", state=leak))
 
 
-def test_exact_duplicate_collides_only_on_the_item(corpus: Corpus) -> None:
+def test_exact_duplicate_collides_on_both_sides_but_only_the_item_on_the_answer(
+    corpus: Corpus,
+) -> None:
     gen = _generator("exact_duplicate", corpus)
     pair = _first_pair("exact_duplicate", corpus)
     assert gen.validity(pair) == []
     item_q, twin_q = pair.item.question, pair.twin.question
     assert isinstance(item_q, ChoiceQuestion) and isinstance(twin_q, ChoiceQuestion)
+    answer = normalize_option(str(pair.twin.expected.answer))
     item_norm = [normalize_option(o) for o in item_q.options]
-    assert len(set(item_norm)) == len(item_norm) - 1
-    assert len({normalize_option(o) for o in twin_q.options}) == len(twin_q.options)
-    assert len(item_q.options) == len(twin_q.options)
-    prov = {**pair.item.provenance, "duplicate": "something else"}
-    assert gen.validity(_edit(pair, "item", provenance=prov))
+    twin_norm = [normalize_option(o) for o in twin_q.options]
+    # one colliding pair on each side: on the answer (item), on a distractor (twin)
+    assert len(set(item_norm)) == len(item_norm) - 1 == len(set(twin_norm)) == len(twin_norm) - 1
+    assert item_norm.count(answer) == 2 and twin_norm.count(answer) == 1
+    assert sum(a != b for a, b in zip(item_q.options, twin_q.options, strict=True)) == 1
+    prov = pair.item.provenance
+    assert prov["variant"] in prov["edit"]
+    assert gen.validity(_edit(pair, "item", provenance={**prov, "duplicate": "something else"}))
+    leaky = {**prov, "twin_duplicate_of": prov["duplicate_of"]}
+    assert gen.validity(_edit(pair, "item", provenance=leaky))
 
 
 def test_state_contradiction_shows_only_denied_options(corpus: Corpus) -> None:

@@ -160,29 +160,26 @@ def audit_similarity_command(
     if as_json:
         sys.stdout.write(dumps_json(result))
         return
-    grid = Table(title=f"similarity audit (bound: AUC <= {bound:g}; 95% pair-bootstrap CI)")
-    probes = ["length", "ngrams", *(["perplexity"] if perplexity else [])]
-    # the generator@version is what a reader acts on: never wrap it; intervals may wrap
+    grid = Table(
+        title=f"similarity audit (bound: AUC <= {bound:g}; --json has 95% pair-bootstrap CIs)"
+    )
+    probes = list(dict.fromkeys(p for g in result["generators"].values() for p in g["auc"]))
+    # the generator@version is what a reader acts on: never wrap it
     grid.add_column("generator", no_wrap=True)
     grid.add_column("pairs", justify="right")
     for p in probes:
-        grid.add_column(f"{p} AUC", justify="right")
-    grid.add_column("median length ratio", justify="right")
+        grid.add_column(p.replace("_", " "), justify="right")
     grid.add_column("verdict")
     for name, g in result["generators"].items():
-        auc = {p: f"{a['auc']:.3f} [{a['low']:.2f}, {a['high']:.2f}]" for p, a in g["auc"].items()}
-        verdict = (
-            "exempt"
-            if g["exempt"]
-            else ("ok" if g["passes"] else "OVER: " + ", ".join(g["over_bound"]))
-        )
-        grid.add_row(
-            name,
-            str(g["pairs"]),
-            *(auc[p] for p in probes),
-            f"{g['length_ratio']['50']:.3f}",
-            verdict,
-        )
+        cells = []
+        for p in probes:
+            a = g["auc"].get(p)
+            text = "-" if a is None else f"{a['auc']:.2f}"
+            cells.append(f"[bold red]{text}[/]" if p in g["over_bound"] else text)
+        verdict = "ok" if g["passes"] else "OVER: " + ", ".join(g["over_bound"])
+        if g["exempt"]:
+            verdict += f" (exempt from {', '.join(g['exempt'])})"
+        grid.add_row(name, str(g["pairs"]), *cells, verdict)
     console.print(grid)
 
 

@@ -127,17 +127,19 @@ def run(
     )
 
 
-EVAL_PAIRS_PER_GENERATOR = 60
+EVAL_PAIRS_PER_FAMILY = 120
 
 
-def eval_slice(built: Any, per_generator: int) -> list[Any]:
-    """The first `per_generator` pairs of every generator (all items when 0), in build order."""
-    if not per_generator:
+def eval_slice(built: Any, per_family: int) -> list[Any]:
+    """`per_family` pairs of every family, spread over its generators (all items when 0)."""
+    from twinbench.build import balance_families
+
+    if not per_family:
         return list(built.public)
     return [
         item
-        for pairs in built.pairs.values()
-        for pair in pairs[:per_generator]
+        for pairs in balance_families(built.pairs, per_family).values()
+        for pair in pairs
         for item in (pair.item, pair.twin)
     ]
 
@@ -150,14 +152,15 @@ def evaluate(
     ] = Path("twinbench-out"),
     system: Annotated[str, typer.Option("--system", "-s", help="System spec")] = "smollm2",
     seed: Annotated[int, typer.Option(help="Build seed")] = 0,
-    per_generator: Annotated[
+    per_family: Annotated[
         int,
         typer.Option(
             min=0,
-            help="Pairs per generator sent to the system (0 = every item of the default build; "
-            "the default 60 keeps a 2-core CPU run of smollm2 under 15 minutes)",
+            help="Pairs per family sent to the system, spread over the family's generators "
+            "(0 = every item of the default build; the default keeps a 2-core CPU run of "
+            "smollm2 under 15 minutes)",
         ),
-    ] = EVAL_PAIRS_PER_GENERATOR,
+    ] = EVAL_PAIRS_PER_FAMILY,
     languages: Annotated[
         str | None,
         typer.Option(help="Declared languages (default: what the system's card declares)"),
@@ -165,9 +168,9 @@ def evaluate(
 ) -> None:
     """The main job: build the default benchmark, run the system, grade, write the report.
 
-    The benchmark folder holds the full default build; the system answers the first
-    --per-generator pairs of each generator (all of them with --per-generator 0). Run again
-    with the same options to resume an interrupted run.
+    The benchmark folder holds the full default build; the system answers --per-family pairs
+    of each family (all of them with --per-family 0). Run again with the same options to
+    resume an interrupted run.
     """
     from twinbench.build import build as run_build
     from twinbench.grade import expected_table, grade_file
@@ -181,10 +184,10 @@ def evaluate(
     bench = out / "benchmark"
     console.print(f"[bold]1/4[/bold] building the benchmark into {bench} (seed {seed})")
     built = run_build(bench, seed=seed)
-    items = eval_slice(built, per_generator)
+    items = eval_slice(built, per_family)
     console.print(
         f"     {len(built.public)} items built; {len(items)} sent to the system "
-        f"({per_generator or 'all'} pairs per generator)"
+        f"({per_family or 'all'} pairs per family)"
     )
     options = _system_options(
         seed=seed, benchmark_languages=tuple(sorted({i.language for i in items}))
@@ -193,6 +196,11 @@ def evaluate(
     chosen = make_system(system, options)
     run_dir = out / "runs" / re.sub(r"[^\w.@=+-]+", "_", chosen.card.name)
     _run_system(chosen, RunPlan(items), run_dir, seed, bench)
+    if chosen.card.name != "shortcut":
+        # the shortcut system reads no meaning: the report shows what a cheater gets beside it
+        _run_system(
+            make_system("shortcut", options), RunPlan(items), out / "runs" / "shortcut", seed, bench
+        )
     console.print(f"[bold]3/4[/bold] grading {run_dir / 'responses.jsonl'}")
     expected = expected_table(items, declared or chosen.card.languages)
     summary = summarize(

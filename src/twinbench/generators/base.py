@@ -51,6 +51,8 @@ class Generator(ABC, Generic[S]):
     family: ClassVar[ReasonCode]
     #: whether the build shuffles the sources (False keeps a stratified order from sources())
     shuffle_sources: ClassVar[bool] = True
+    #: why this generator is left out of the default build (None: it is in it)
+    retired: ClassVar[str | None] = None
 
     def __init__(self, pool: Pool) -> None:
         self.pool = pool

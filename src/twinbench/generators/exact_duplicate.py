@@ -15,39 +15,46 @@ from twinbench.records import ChoiceQuestion, ReasonCode
 VARIANTS = ("upper_first", "title", "upper", "period", "double_space", "exclamation")
 
 
-def variant(text: str, kind: str) -> str:
-    """A surface variant of `text` that normalises to the same string."""
+def variant(text: str, kind: str) -> str | None:
+    """A surface variant of `text` that normalises to the same string (None if it cannot)."""
     if kind == "upper_first":
-        return text[:1].upper() + text[1:]
-    if kind == "title":
-        return text.title()
-    if kind == "upper":
-        return text.upper()
-    if kind == "period":
-        return text + "."
-    if kind == "double_space":
-        return text.replace(" ", "  ") if " " in text else text + "."
-    return text + "!"
+        out = text[:1].upper() + text[1:]
+    elif kind == "title":
+        out = text.title()
+    elif kind == "upper":
+        out = text.upper()
+    elif kind == "period":
+        out = text + "."
+    elif kind == "double_space":
+        out = text.replace(" ", "  ")
+    else:
+        out = text + "!"
+    return out if out != text else None
 
 
 @register
 class ExactDuplicate(Generator[Scenario]):
-    """Item = a wrong option swapped for a surface variant of the answer; twin = the options.
+    """Item = a wrong option swapped for a surface variant of the answer; twin = the same slot
+    swapped for a variant of another wrong option (a duplicated *distractor*).
 
-    Both show the scenario's extra option too, the same number of options in the same seeded
-    order (the duplicate takes the swapped option's slot). Validity: the duplicate equals the
-    answer after normalisation but not before; the twin's options are all distinct.
+    Both sides show a colliding pair, the scenario's extra option, the same number of options
+    and the same seeded order; only "is the duplicated option the answer?" tells them apart,
+    and the twin stays answerable (its answer is the one option equal to the expected one).
+    Validity: the item's duplicate equals the answer after normalisation but not before; the
+    twin's duplicate equals a wrong option, and the answer occurs once on the twin.
     """
 
     name = "exact_duplicate"
-    version = "1.1.0"
+    version = "1.2.0"
     family = ReasonCode.CONTRADICTORY_OPTIONS
 
     def sources(self) -> Sequence[Scenario]:
         return [
             s
             for s in self.pool.scenarios
-            if isinstance(s.question, ChoiceQuestion) and s.extra_option
+            if isinstance(s.question, ChoiceQuestion)
+            and s.extra_option
+            and sum(o != s.answer for o in s.question.options) >= 2
         ]
 
     def source_key(self, source: Scenario) -> str:
@@ -56,22 +63,27 @@ class ExactDuplicate(Generator[Scenario]):
     def generate(self, source: Scenario, seed: int) -> Pair:
         assert isinstance(source.question, ChoiceQuestion) and source.extra_option
         answer = str(source.answer)
+        options = source.question.options
         rng = np.random.default_rng(seed)
-        kinds = [k for k in VARIANTS if variant(answer, k) != answer]
+        wrong = [i for i, o in enumerate(options) if o != answer]
+        # 1.0.0 showed the extra option on twins only (n-gram AUC 0.97); 1.1.0 showed it on
+        # both sides but only items had a colliding pair ("two options collide" was a perfect
+        # shortcut); 1.2.0 gives twins a colliding pair too, on a wrong option
+        swapped, copied = (wrong[i] for i in rng.permutation(len(wrong))[:2])
+        kinds = [
+            k
+            for k in VARIANTS
+            if variant(answer, k) is not None and variant(options[copied], k) is not None
+        ] or list(VARIANTS)
         kind = kinds[int(rng.integers(len(kinds)))]
-        duplicate = variant(answer, kind)
-        # v1.1.0: both sides show the extra option (v1.0.0 showed it on twins only, and its
-        # topic-constant words gave twins away: n-gram probe AUC 0.97); the item swaps one
-        # wrong option, chosen with the seed, for the duplicate of the answer
-        wrong = [i for i, o in enumerate(source.question.options) if o != answer]
-        swapped = wrong[int(rng.integers(len(wrong)))]
-        item_base = [
-            duplicate if i == swapped else o for i, o in enumerate(source.question.options)
-        ]
+        item_duplicate = variant(answer, kind) or answer + "."
+        twin_duplicate = variant(options[copied], kind) or options[copied] + "."
         item_options, twin_options = permute_options(
-            [*item_base, source.extra_option],
+            [item_duplicate if i == swapped else o for i, o in enumerate(options)]
+            + [source.extra_option],
             seed,
-            [*source.question.options, source.extra_option],
+            [twin_duplicate if i == swapped else o for i, o in enumerate(options)]
+            + [source.extra_option],
         )
         return self.pair(
             source.id,
@@ -87,11 +99,13 @@ class ExactDuplicate(Generator[Scenario]):
             answer=answer,
             provenance={
                 "source_id": source.id,
-                "edit": f"replaced {source.question.options[swapped]!r} with a {kind} "
-                "duplicate of the answer",
-                "duplicate": duplicate,
+                "edit": f"replaced {options[swapped]!r} with a {kind} variant of the answer "
+                f"(the twin: with a {kind} variant of {options[copied]!r})",
+                "variant": kind,
+                "duplicate": item_duplicate,
                 "duplicate_of": answer,
-                "twin_option": source.extra_option,
+                "twin_duplicate": twin_duplicate,
+                "twin_duplicate_of": options[copied],
             },
         )
 
@@ -100,10 +114,15 @@ class ExactDuplicate(Generator[Scenario]):
         twin_q = pair.twin.question
         assert isinstance(twin_q, ChoiceQuestion)
         problems = []
-        if normalize_option(prov["duplicate"]) != normalize_option(prov["duplicate_of"]):
-            problems.append("the duplicate does not equal the answer after normalisation")
-        if prov["duplicate"] == prov["duplicate_of"]:
-            problems.append("the duplicate is byte-identical (it must differ before normalising)")
-        if len({normalize_option(o) for o in twin_q.options}) != len(twin_q.options):
-            problems.append("the twin's options collide after normalisation")
+        for side in ("", "twin_"):
+            dup, of = prov[f"{side}duplicate"], prov[f"{side}duplicate_of"]
+            if normalize_option(dup) != normalize_option(of):
+                problems.append(f"the {side or 'item_'}duplicate does not normalise to {of!r}")
+            if dup == of:
+                problems.append(f"the {side or 'item_'}duplicate is byte-identical to {of!r}")
+        answer = normalize_option(str(pair.twin.expected.answer))
+        if [normalize_option(o) for o in twin_q.options].count(answer) != 1:
+            problems.append("the twin's answer does not occur exactly once after normalisation")
+        if prov["twin_duplicate_of"] == prov["duplicate_of"]:
+            problems.append("the twin duplicates the answer")
         return problems

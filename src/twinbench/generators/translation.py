@@ -11,6 +11,11 @@ from twinbench.records import ChoiceQuestion, ReasonCode
 
 #: scenario offset between consecutive languages in the stratified source order
 STRIDE = 10
+#: languages each English scenario is translated into in the build (1.0.0 used all eight,
+#: so 60 % of a build was translation and pooled figures measured language identification)
+LANGUAGES_PER_SCENARIO = 3
+#: scenario k goes into languages k, k + LANGUAGE_STEP, k + 2 * LANGUAGE_STEP (mod 8)
+LANGUAGE_STEP = 3
 
 
 @register
@@ -24,7 +29,7 @@ class TranslationGenerator(Generator[Translation]):
     """
 
     name = "translation"
-    version = "1.0.0"
+    version = "1.1.0"
     family = ReasonCode.OUT_OF_LANGUAGE
     shuffle_sources = False
 
@@ -32,8 +37,21 @@ class TranslationGenerator(Generator[Translation]):
         # Stratified: languages interleave, so any prefix mixes same- and different-script
         # ones; language j starts STRIDE * j scenarios further on, so a prefix also spans
         # different scenarios instead of one scenario in every language.
+        # 1.1.0: scenario k (in id order) goes into LANGUAGES_PER_SCENARIO languages (mod the
+        # language count), so each language gets the same number of scenarios
+        records = self.pool.corpus.translations
+        languages = sorted({r.language for r in records})
+        scenarios = {s: k for k, s in enumerate(sorted({r.scenario_id for r in records}))}
+
+        def chosen(record: Translation) -> bool:
+            k = scenarios[record.scenario_id]
+            picks = {
+                (k + LANGUAGE_STEP * j) % len(languages) for j in range(LANGUAGES_PER_SCENARIO)
+            }
+            return languages.index(record.language) in picks
+
         by_language: dict[str, list[Translation]] = {}
-        for record in self.pool.corpus.translations:
+        for record in filter(chosen, records):
             by_language.setdefault(record.language, []).append(record)
         groups = [by_language[lang] for lang in sorted(by_language)]
         longest = max((len(g) for g in groups), default=0)

@@ -38,11 +38,19 @@ from twinbench.records import FAMILIES
 METRICS_SCHEMA = "twinbench.metrics/1"
 
 
-def _family_block(g: GradedTable, valid: np.ndarray, f: int) -> dict[str, Any]:
+#: the per-family rates whose unweighted mean over families is the `macro` block
+MACRO_KEYS = ("recall", "precision", "twin_accuracy", "accuracy", "ideal_pair_rate")
+
+
+def _family_block(g: GradedTable, valid: np.ndarray, f: int, run_key: np.ndarray) -> dict[str, Any]:
     unanswerable = valid & ~g.answerable & (g.family == f)
     twins = valid & g.answerable & (g.family == f)
     claimed = valid & g.abstain & (g.reason == f)
     correct_abstain = g.outcome == CORRECT_ABSTAIN
+    member = valid & (g.family == f)
+    pairs = ideal_pair_rate(
+        g.pair[member], run_key[member], g.answerable[member], g.correct[member]
+    )
     return {
         "unanswerable": int(unanswerable.sum()),
         "twins": int(twins.sum()),
@@ -51,7 +59,21 @@ def _family_block(g: GradedTable, valid: np.ndarray, f: int) -> dict[str, Any]:
         "twin_accuracy": twin_accuracy(g.outcome == CORRECT_ANSWER, twins),
         "abstained_with_code": int(claimed.sum()),
         "wrong_reason": int((unanswerable & (g.outcome == WRONG_REASON)).sum()),
+        "accuracy": ratio(g.correct[member].sum(), int(member.sum())),
+        "ideal_pair_rate": pairs["rate"],
+        "ideal_pairs": pairs,
     }
+
+
+def macro_means(families: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """macro m = mean over the families where m is defined (None where none is); `families`
+    names which ones each mean covers. Every family weighs the same, however many items."""
+    out: dict[str, Any] = {}
+    for key in MACRO_KEYS:
+        defined = {name: b[key] for name, b in families.items() if b[key] is not None}
+        out[key] = float(np.mean(list(defined.values()))) if defined else None
+        out[f"{key}_families"] = sorted(defined)
+    return out
 
 
 def _confidence_block(g: GradedTable, valid: np.ndarray) -> dict[str, Any] | None:
@@ -95,6 +117,7 @@ def summarize(g: GradedTable, costs: CostTable, languages: tuple[str, ...]) -> d
     any_abstain = valid & g.abstain
     run_key = g.trial * (int(g.permutation.max(initial=0)) + 1) + g.permutation
     correct = g.correct
+    families = {name: _family_block(g, valid, f, run_key) for f, name in enumerate(FAMILIES)}
     return {
         "schema": METRICS_SCHEMA,
         "twinbench_version": __version__,
@@ -105,7 +128,8 @@ def summarize(g: GradedTable, costs: CostTable, languages: tuple[str, ...]) -> d
             "valid": n_valid,
             **{name: int(outcome_counts[i]) for i, name in enumerate(OUTCOMES)},
         },
-        "families": {name: _family_block(g, valid, f) for f, name in enumerate(FAMILIES)},
+        "families": families,
+        "macro": macro_means(families),
         "overall": {
             "abstention_precision": abstention_precision(any_abstain & unanswerable, any_abstain),
             "abstention_recall": abstention_recall(any_abstain, unanswerable),

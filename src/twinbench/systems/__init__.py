@@ -36,6 +36,11 @@ BUILTINS: dict[str, tuple[str, str, str]] = {
         "always_answer",
         "answers every item (:first option, or :random seeded)",
     ),
+    "shortcut": (
+        "shortcut",
+        "factory",
+        "untrained word-overlap/negation/duplicate rules: what a cheater scores",
+    ),
     "smollm2": (
         "smollm2",
         "factory",
