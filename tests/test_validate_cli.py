@@ -45,10 +45,15 @@ CASES: dict[str, tuple[Callable[[Rows], Rows], int, str]] = {
         1,
         "does not match family",
     ),
-    "duplicate options outside contradictory_options": (
+    "the answer duplicated on a twin": (
         _set(2, "question.options", ["billing", "Billing!", "sales"]),
         2,
         "collide after normalisation",
+    ),
+    "duplicate options outside contradictory_options (unanswerable)": (
+        _set(1, "question.options", ["billing", "Billing!", "sales"]),
+        1,
+        "only contradictory_options items and answerable items (on a distractor)",
     ),
     "score answer not in legend": (
         _set(4, "expected.answer", 7),

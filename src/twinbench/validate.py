@@ -53,11 +53,19 @@ def item_problems(item: Item) -> list[str]:
     if isinstance(item.question, ChoiceQuestion):
         counts = Counter(normalize_option(option) for option in item.question.options)
         clashes = sorted(text for text, n in counts.items() if n > 1)
-        may_clash = not item.answerable and item.family == ReasonCode.CONTRADICTORY_OPTIONS
-        if clashes and not may_clash:
+        if item.answerable and isinstance(expected.answer, str):
+            # an answerable item may repeat a distractor (exact_duplicate's twins do), never
+            # its answer: the answer must stay one option
+            if normalize_option(expected.answer) in clashes:
+                problems.append(
+                    "the expected answer and another option collide after normalisation "
+                    f"({normalize_option(expected.answer)!r})"
+                )
+        elif clashes and item.family != ReasonCode.CONTRADICTORY_OPTIONS:
             problems.append(
                 f"options collide after normalisation ({clashes[0]!r}); only "
-                "unanswerable contradictory_options items may have duplicate options"
+                "contradictory_options items and answerable items (on a distractor) may "
+                "have duplicate options"
             )
     return problems
 

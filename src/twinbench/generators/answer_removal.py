@@ -27,7 +27,7 @@ class AnswerRemoval(Generator[ContradictionCase]):
     """Answer-present twin vs answer-absent item, both with an explicit abstain option."""
 
     name = "answer_removal"
-    version = "1.0.0"
+    version = "1.1.0"
     family = ReasonCode.CONTRADICTORY_OPTIONS
 
     def sources(self) -> Sequence[ContradictionCase]:
