@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
+from conftest import system_tool
 from twinbench.build import build
 from twinbench.cli import app
 
@@ -35,8 +35,7 @@ CHROMIUM_FLAGS = [
 
 def render(page: Path, profile: Path) -> tuple[str, list[str]]:
     """(DOM after rendering, console lines) from headless Chromium."""
-    chromium = shutil.which("chromium")
-    assert chromium, "Debian's chromium is needed (installed by .ci/run)"
+    chromium = system_tool("chromium")
     done = subprocess.run(
         [
             chromium,

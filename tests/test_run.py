@@ -25,7 +25,8 @@ from twinbench.run import read_done, request_for
 @pytest.fixture(scope="module")
 def bench(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("bench")
-    build(out, per_generator=6)
+    # 14 pairs per generator, then equal family shares: 14 pairs per family, 42 pairs in all
+    build(out, per_generator=14)
     return out
 
 

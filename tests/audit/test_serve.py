@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 import threading
 import time
 from pathlib import Path
@@ -15,7 +14,7 @@ from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from typer.testing import CliRunner
 
-from conftest import read_rows
+from conftest import read_rows, system_tool
 from twinbench.audit.serve import Session, make_server
 from twinbench.cli import app
 
@@ -58,7 +57,7 @@ def test_pass_one_in_the_browser(package: Path) -> None:
     threading.Thread(target=server.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{server.server_address[1]}"
     options = webdriver.ChromeOptions()
-    options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
+    options.binary_location = system_tool("chromium")
     for flag in (
         "--headless",
         "--no-sandbox",
@@ -69,9 +68,7 @@ def test_pass_one_in_the_browser(package: Path) -> None:
         "--no-first-run",
     ):
         options.add_argument(flag)
-    driver = webdriver.Chrome(
-        options=options, service=Service(shutil.which("chromedriver") or "/usr/bin/chromedriver")
-    )
+    driver = webdriver.Chrome(options=options, service=Service(system_tool("chromedriver")))
     try:
         total = len(read_rows(package / "verdicts" / "ann_pass1.jsonl"))
         # pass two is refused while pass one is unfinished, in the page and on a direct POST

@@ -29,8 +29,8 @@ def test_planted_marker_is_caught_and_clean_version_passes(tmp_path: Path) -> No
     leaky = report["generators"]["leaky@0.0.1"]
     assert leaky["auc"]["ngrams"]["auc"] >= 0.95
     assert "ngrams" in leaky["over_bound"] and not leaky["passes"]
-    clean = report["generators"]["false_premise@1.0.0"]
-    assert clean["auc"]["length"]["auc"] <= 0.65 and clean["auc"]["ngrams"]["auc"] <= 0.65
+    (clean,) = (g for k, g in report["generators"].items() if k.startswith("false_premise@"))
+    assert all(a["auc"] <= 0.65 for a in clean["auc"].values()), clean["auc"]
     assert clean["passes"]
     low, high = clean["auc"]["ngrams"]["low"], clean["auc"]["ngrams"]["high"]
     assert low <= clean["auc"]["ngrams"]["auc"] <= high

@@ -145,6 +145,32 @@ def distributions(items: Sequence[Item], twins: Sequence[Item]) -> dict[str, Any
 PerplexityFn = Callable[[Sequence[Item]], np.ndarray]
 
 
+def shortcut_scores(pairs: Sequence[tuple[Item, Item]], seed: int) -> dict[str, Any]:
+    """What the `shortcut` system gets on these pairs, graded by the exact rule.
+
+    Ideal-pair rate (item abstained on with its family's code and twin answered right) with a
+    95% pair-bootstrap interval (2,000 resamples), plus item recall and twin accuracy.
+    """
+    from twinbench.grade import CORRECT_ABSTAIN, CORRECT_ANSWER, expected_table, grade_rows
+    from twinbench.stats.bootstrap import ratio_interval
+    from twinbench.systems.base import Request
+    from twinbench.systems.shortcut import Shortcut
+
+    flat = [x for pair in pairs for x in pair]
+    responses = Shortcut().respond([Request(x.id, x.state, x.question) for x in flat])
+    rows = (("shortcut", n, r.model_dump(mode="json")) for n, r in enumerate(responses, 1))
+    graded = grade_rows(rows, expected_table(flat, ("en",)))
+    item_ok = graded.outcome[0::2] == CORRECT_ABSTAIN
+    twin_ok = graded.outcome[1::2] == CORRECT_ANSWER
+    ideal = (item_ok & twin_ok).astype(np.float64)
+    interval = ratio_interval(ideal, np.ones_like(ideal), 2_000, np.random.default_rng(seed), seed)
+    return {
+        "ideal_pair_rate": interval.as_dict(),
+        "item_recall": float(item_ok.mean()),
+        "twin_accuracy": float(twin_ok.mean()),
+    }
+
+
 def audit_similarity(
     items: Sequence[Item],
     *,
@@ -196,6 +222,7 @@ def audit_similarity(
             "pairs": len(pairs),
             "auc": aucs,
             **distributions([p[0] for p in pairs], [p[1] for p in pairs]),
+            "shortcut": shortcut_scores(pairs, seed),
             "over_bound": over,
             "exempt": sorted(LANGUAGE_PROBES) if exempt else [],
             "passes": not over,

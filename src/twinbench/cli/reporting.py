@@ -169,6 +169,7 @@ def audit_similarity_command(
     grid.add_column("pairs", justify="right")
     for p in probes:
         grid.add_column(p.replace("_", " "), justify="right")
+    grid.add_column("shortcut ideal pairs", justify="right")
     grid.add_column("verdict")
     for name, g in result["generators"].items():
         cells = []
@@ -179,7 +180,9 @@ def audit_similarity_command(
         verdict = "ok" if g["passes"] else "OVER: " + ", ".join(g["over_bound"])
         if g["exempt"]:
             verdict += f" (exempt from {', '.join(g['exempt'])})"
-        grid.add_row(name, str(g["pairs"]), *cells, verdict)
+        rate = g["shortcut"]["ideal_pair_rate"]
+        shortcut = f"{rate['estimate']:.2f} [{rate['low']:.2f}, {rate['high']:.2f}]"
+        grid.add_row(name, str(g["pairs"]), *cells, shortcut, verdict)
     console.print(grid)
 
 

@@ -19,8 +19,10 @@ class StateContradiction(Generator[ContradictionCase]):
     hypothesis. 1.1.0 reads the reworded `contradiction.jsonl`: in 1.0.0 the entailed option
     copied a state sentence word for word, so "pick the option that copies a sentence" told
     twins from items (option-overlap AUC 0.72); now it is a paraphrase and denied options
-    share about as many words with their denying sentences. Validity: every item option has a denying sentence in the state; the twin
-    differs from the item in exactly one option, the entailed one.
+    share about as many words with their denying sentences.
+
+    Validity: every item option has a denying sentence in the state; the twin differs from the
+    item in exactly one option, the entailed one.
     """
 
     name = "state_contradiction"
