@@ -16,11 +16,23 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import Protocol
 
 import numpy as np
 
 from twinbench.normalize import normalize_option
-from twinbench.records import ChoiceQuestion, Item, ScoreQuestion
+from twinbench.records import ChoiceQuestion, Question, ScoreQuestion
+
+
+class Shown(Protocol):
+    """What the rules read: the state and the question (an Item or a system Request)."""
+
+    @property
+    def state(self) -> str: ...
+
+    @property
+    def question(self) -> Question: ...
+
 
 _STOP_TEXT = """
 a an the of to in on at for by with from and or but as is are was were be been being it
@@ -54,7 +66,7 @@ def content_words(text: str) -> set[str]:
     return {w for w in words(text) if w not in STOPWORDS and w not in NEGATIONS}
 
 
-def choice_labels(item: Item) -> list[str]:
+def choice_labels(item: Shown) -> list[str]:
     """The labels a state could name: options (choice) or legend labels (score); none for noul."""
     question = item.question
     if isinstance(question, ChoiceQuestion):
@@ -70,7 +82,7 @@ def names(text: str, label: str) -> bool:
     return bool(needle) and re.search(rf"(?<!\w){re.escape(needle)}(?!\w)", text) is not None
 
 
-def distinct_labels(item: Item) -> list[str]:
+def distinct_labels(item: Shown) -> list[str]:
     """The labels with the published normalisation's duplicates removed (first kept)."""
     seen: dict[str, str] = {}
     for label in choice_labels(item):
@@ -78,14 +90,14 @@ def distinct_labels(item: Item) -> list[str]:
     return list(seen.values())
 
 
-def label_mention(item: Item) -> np.ndarray:
+def label_mention(item: Shown) -> np.ndarray:
     """[distinct labels named in the state, whether any is]: twins that name the answer's label."""
     state = normalize_option(item.state)
     named = sum(names(state, label) for label in distinct_labels(item))
     return np.array([named, float(named > 0)])
 
 
-def question_overlap(item: Item) -> np.ndarray:
+def question_overlap(item: Shown) -> np.ndarray:
     """[share of the question's content words found in the state, their count]."""
     asked = content_words(item.question.instructions)
     found = len(asked & content_words(item.state))
@@ -97,7 +109,7 @@ def _negated(sentence: str) -> bool:
     return any(t in NEGATIONS for t in tokens) or "n't" in sentence.lower()
 
 
-def negation(item: Item) -> np.ndarray:
+def negation(item: Shown) -> np.ndarray:
     """[share of the question's words found only in negated sentences, first denial's position
     as a share of the state (1 when none), negated sentences]."""
     parts = sentences(item.state)
@@ -114,7 +126,7 @@ def negation(item: Item) -> np.ndarray:
     )
 
 
-def option_scores(item: Item) -> list[float]:
+def option_scores(item: Shown) -> list[float]:
     """Per distinct answer choice: the largest share of its content words in one state sentence."""
     parts = [content_words(s) for s in sentences(item.state)] or [set()]
     scores = []
@@ -124,26 +136,26 @@ def option_scores(item: Item) -> list[float]:
     return scores
 
 
-def option_overlap(item: Item) -> np.ndarray:
+def option_overlap(item: Shown) -> np.ndarray:
     """[best option's sentence overlap, mean overlap, margin of the best over the second]."""
     scores = sorted(option_scores(item), reverse=True) or [0.0]
     second = scores[1] if len(scores) > 1 else 0.0
     return np.array([scores[0], float(np.mean(scores)), scores[0] - second])
 
 
-def duplicate(item: Item) -> np.ndarray:
+def duplicate(item: Shown) -> np.ndarray:
     """[whether two answer choices collide after the published normalisation]."""
     labels = [normalize_option(label) for label in choice_labels(item)]
     return np.array([float(len(set(labels)) != len(labels))])
 
 
-def sentence_count(item: Item) -> np.ndarray:
+def sentence_count(item: Shown) -> np.ndarray:
     """[sentences in the state, sentences in the question]."""
     return np.array([len(sentences(item.state)), len(sentences(item.question.instructions))])
 
 
 #: every relational rule, by probe name (the audit's table columns, in order)
-RULES: dict[str, Callable[[Item], np.ndarray]] = {
+RULES: dict[str, Callable[[Shown], np.ndarray]] = {
     "label_mention": label_mention,
     "question_overlap": question_overlap,
     "negation": negation,

@@ -9,6 +9,14 @@ numbered from 0; a chosen abstain option is an abstention with the family's code
 has one abstain option, no reasons); invalid rows (N0) keep their cause as `error`:
 `model_format_violation` -> invalid, `provider_safeguard_refusal` -> rejected,
 `infrastructure_no_provider_answer` -> error.
+
+The language tag comes from the text, not from the release's `language_script` field (which
+marks `aqa-597db15f0e10886f1aa2`, English with one Cyrillic "О" in "δ 18 О", as mixed): an
+item is `ru` when more than half of the letters of its question and context are Cyrillic,
+else `en` (the release has only these two languages). The release tag is kept in provenance.
+Options equal to an earlier option after the published normalisation are dropped (the v1
+release has none). Files of the release folder that are not read (excluded-items.json,
+prompt.json, results/, ...) are ignored.
 """
 
 from __future__ import annotations
@@ -19,6 +27,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from twinbench.generators.scripts import script_share
+from twinbench.importers._common import distinct_options
 from twinbench.jsonl import InputError
 from twinbench.records import (
     ChoiceQuestion,
@@ -29,9 +39,10 @@ from twinbench.records import (
     Response,
 )
 
-GENERATOR = GeneratorRef(name="arcticqa_import", version="1.0.0")
+GENERATOR = GeneratorRef(name="arcticqa_import", version="1.1.0")
 FAMILY = ReasonCode.CONTRADICTORY_OPTIONS
-SCRIPT_LANGUAGE = {"latin": "en", "cyrillic": "ru", "mixed": "ru"}
+#: the least share of Cyrillic letters (of all letters) for the tag `ru`, exclusive
+CYRILLIC_MAJORITY = 0.5
 INVALID_STATUS = {
     "model_format_violation": "invalid",
     "provider_safeguard_refusal": "rejected",
@@ -45,6 +56,11 @@ def _jsonl(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
 
 
+def language_of(text: str) -> str:
+    """`ru` when more than half of the letters of `text` are Cyrillic, else `en`."""
+    return "ru" if script_share(text, "CYRILLIC") > CYRILLIC_MAJORITY else "en"
+
+
 def import_items(folder: Path) -> list[Item]:
     """Two items per question: `ID:present` (answerable) and `ID:absent` (unanswerable)."""
     questions = {row["item_id"]: row for row in _jsonl(folder / "items.jsonl")}
@@ -52,7 +68,7 @@ def import_items(folder: Path) -> list[Item]:
     for row in _jsonl(folder / "conditions.jsonl"):
         question = questions[row["item_id"]]
         present = row["condition"] == "answer_present"
-        content = [o["text"] for o in row["options"] if o["kind"] != "abstain"]
+        content = distinct_options(o["text"] for o in row["options"] if o["kind"] != "abstain")
         abstain = next(o["text"] for o in row["options"] if o["kind"] == "abstain")
         ids = {True: f"{row['item_id']}:present", False: f"{row['item_id']}:absent"}
         items.append(
@@ -63,7 +79,7 @@ def import_items(folder: Path) -> list[Item]:
                 family=FAMILY,
                 generator=GENERATOR,
                 seed=0,
-                language=SCRIPT_LANGUAGE.get(question.get("language_script", "latin"), "en"),
+                language=language_of(f"{question['question']} {question['question_context']}"),
                 state=question["question_context"] or "(none)",
                 question=ChoiceQuestion(
                     instructions=question["question"], options=content, abstain_option=abstain
@@ -79,6 +95,7 @@ def import_items(folder: Path) -> list[Item]:
                     "condition": row["condition"],
                     "doi": question.get("paper", {}).get("doi"),
                     "dropped_distractor": row.get("dropped_distractor"),
+                    "language_script": question.get("language_script"),
                 },
             )
         )

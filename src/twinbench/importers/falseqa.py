@@ -1,24 +1,34 @@
-"""FalseQA (official CSV: question, answer, label) into false-premise pairs.
+"""FalseQA (thunlp/FalseQA `test.csv`: question, answer, label) into false-premise pairs.
 
-The official files list each false-premise question (label 1, answer = its rebuttal) next to
-its revised true-premise question (label 0, answer = a normal answer). Adjacent rows (1 then
-0) form a pair; other rows are skipped. The state is the rebuttal followed by the true-premise
-answer; both questions are choice questions over {true-premise answer, another pair's answer}.
+The official files list all N false-premise questions (label 1) first and then, in the same
+order, their N revised true-premise questions (label 0): row i pairs with row i + N. A
+false-premise answer is a rebuttal, in `test.csv` a stringified Python list of rebuttals
+(read with `ast.literal_eval`); a true-premise answer is a plain answer. An interleaved file
+(rows alternating 1, 0, 1, 0, each false-premise row followed by its revision) is read too;
+any other order is rejected rather than guessed at (a shuffled sample has no pairing).
+
+One pair per false-premise row: the state is the first rebuttal followed by the true-premise
+answer; the item asks the false-premise question, the twin the true-premise one, both over
+the true-premise answer and two other pairs' answers (never yes/no answers, which could
+answer any polar question; never one equal to another option after normalisation).
 """
 
 from __future__ import annotations
 
+import ast
 import csv
-import itertools
 from pathlib import Path
 from typing import Any
 
 from twinbench.generators.base import Pair, item_seed, make_pair, permute_options
 from twinbench.importers._common import hf_rows, pick_distractors
 from twinbench.jsonl import InputError
+from twinbench.normalize import normalize_option
 from twinbench.records import ChoiceQuestion, GeneratorRef, ReasonCode
 
-GENERATOR = GeneratorRef(name="falseqa_import", version="1.0.0")
+GENERATOR = GeneratorRef(name="falseqa_import", version="2.0.0")
+DISTRACTORS = 2
+POLAR = {"yes", "no", "yeah", "nope"}
 
 
 def _rows(path: Path | str) -> list[dict[str, Any]]:
@@ -35,25 +45,62 @@ def _rows(path: Path | str) -> list[dict[str, Any]]:
         raise InputError(f"{path}: cannot read ({exc})") from None
 
 
+def _label(row: dict[str, Any]) -> str:
+    return str(row["label"]).strip()
+
+
+def _pairs_of_rows(rows: list[dict[str, Any]], path: Path | str) -> list[tuple[int, int]]:
+    """(false-premise row, true-premise row) indices: the official or the interleaved layout."""
+    labels = [_label(r) for r in rows]
+    half = len(rows) // 2
+    if len(rows) % 2 == 0 and labels == ["1"] * half + ["0"] * half:
+        return [(i, i + half) for i in range(half)]
+    if len(rows) % 2 == 0 and labels == ["1", "0"] * half:
+        return [(i, i + 1) for i in range(0, len(rows), 2)]
+    raise InputError(
+        f"{path}: expected the FalseQA layout: N false-premise rows (label 1) then their N "
+        "true-premise revisions (label 0) in the same order (or rows alternating 1, 0)"
+    )
+
+
+def rebuttals(answer: str) -> list[str]:
+    """The rebuttals in a false-premise answer: a stringified list (test.csv) or one text."""
+    text = answer.strip()
+    if text.startswith("["):
+        try:
+            parsed = ast.literal_eval(text)
+        except (ValueError, SyntaxError):
+            parsed = None
+        if isinstance(parsed, list) and all(isinstance(p, str) for p in parsed):
+            return [" ".join(p.split()) for p in parsed if p.strip()]
+    return [" ".join(text.split())] if text else []
+
+
+def _polar(answer: str) -> bool:
+    words = normalize_option(answer).split()
+    return bool(words) and words[0] in POLAR
+
+
 def import_falseqa(path: Path | str, seed: int) -> list[Pair]:
-    """Pair each false-premise question with the true-premise question that follows it."""
+    """One pair per false-premise question: it (the item) and its true-premise revision."""
     rows = _rows(path)
-    adjacent = [
-        (a, b)
-        for a, b in itertools.pairwise(rows)
-        if str(a["label"]).strip() == "1" and str(b["label"]).strip() == "0"
-    ]
-    answers = [b["answer"].strip() for _, b in adjacent]
+    matched = _pairs_of_rows(rows, path)
+    answers = [" ".join(str(rows[t]["answer"]).split()) for _, t in matched]
+    pool = [a for a in answers if not _polar(a)]
     pairs = []
-    for n, (false_row, true_row) in enumerate(adjacent):
+    for n, (f, t) in enumerate(matched):
+        false_row, true_row = rows[f], rows[t]
+        said = rebuttals(str(false_row["answer"]))
+        answer = answers[n]
+        if not said or not answer:
+            continue
         key = f"{n:05d}"
         pair_seed = item_seed(seed, GENERATOR.name, key)
-        answer = true_row["answer"].strip()
-        distractors = pick_distractors(answers, {answer}, 1, pair_seed)
+        distractors = pick_distractors(pool, [answer], DISTRACTORS, pair_seed)
         if not distractors:
             continue
         (options,) = permute_options([answer, *distractors], pair_seed)
-        state = f"{false_row['answer'].strip()} {answer}"
+        state = f"{said[0]} {answer}"
         pairs.append(
             make_pair(
                 GENERATOR,
@@ -63,19 +110,23 @@ def import_falseqa(path: Path | str, seed: int) -> list[Pair]:
                 item={
                     "state": state,
                     "question": ChoiceQuestion(
-                        instructions=false_row["question"].strip(), options=options
+                        instructions=" ".join(str(false_row["question"]).split()),
+                        options=options,
                     ),
                 },
                 twin={
                     "state": state,
                     "question": ChoiceQuestion(
-                        instructions=true_row["question"].strip(), options=options
+                        instructions=" ".join(str(true_row["question"]).split()),
+                        options=options,
                     ),
                 },
                 answer=answer,
                 provenance={
                     "source_id": key,
-                    "rebuttal": false_row["answer"].strip(),
+                    "source_rows": [f, t],  # 0-based data rows (file line = row + 2)
+                    "rebuttal": said[0],
+                    "rebuttals": said,
                     "edit": "FalseQA revised true-premise question",
                 },
             )

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from twinbench.audit.shortcuts import (
     NEGATIONS,
     STOPWORDS,
+    Shown,
     content_words,
     distinct_labels,
     duplicate,
@@ -37,7 +38,7 @@ from twinbench.audit.shortcuts import (
     words,
 )
 from twinbench.normalize import normalize_option
-from twinbench.records import ChoiceQuestion, Item, NoulQuestion, ReasonCode, Response
+from twinbench.records import ChoiceQuestion, NoulQuestion, ReasonCode, Response
 from twinbench.systems.base import Request, SystemCard, SystemOptions, response
 
 ENGLISH_SHARE = 0.15
@@ -46,15 +47,13 @@ STATEMENT_WORDS = 3
 COPY = 0.75
 
 
-def _as_item(request: Request) -> Item:
-    """The request in the shape the rules read (they look only at state and question)."""
-    return Item.model_construct(id=request.item_id, state=request.state, question=request.question)
-
-
-def decide(item: Item) -> tuple[ReasonCode | None, str | float | None]:
+def decide(item: Shown) -> tuple[ReasonCode | None, str | float | None]:
     """(abstain code, None) or (None, answer) by the fixed rules of the module docstring."""
     tokens = words(item.state)
-    if tokens and sum(t in STOPWORDS or t in NEGATIONS for t in tokens) / len(tokens) < ENGLISH_SHARE:
+    if (
+        tokens
+        and sum(t in STOPWORDS or t in NEGATIONS for t in tokens) / len(tokens) < ENGLISH_SHARE
+    ):
         return ReasonCode.OUT_OF_LANGUAGE, None
     if duplicate(item)[0]:
         return ReasonCode.CONTRADICTORY_OPTIONS, None
@@ -97,7 +96,7 @@ class Shortcut:
     def respond(self, requests: Sequence[Request]) -> list[Response]:
         out = []
         for req in requests:
-            code, answer = decide(_as_item(req))
+            code, answer = decide(req)
             if code is not None:
                 out.append(response(req, self.card.name, abstain=True, reason=code, latency_ms=0.0))
             else:
