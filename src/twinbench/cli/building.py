@@ -118,7 +118,11 @@ def build(
 def import_source(
     kind: Annotated[str, typer.Argument(help="squad2, mnli, xnli, falseqa or arcticqa")],
     path: Annotated[
-        str, typer.Argument(help="The official file (arcticqa: the release folder), or hf:NAME[:CONFIG[:SPLIT]] (a hub dataset or a local datasets folder)")
+        str,
+        typer.Argument(
+            help="The official file (arcticqa: the release folder), or hf:NAME[:CONFIG[:SPLIT]] "
+            "(a hub dataset or a local datasets folder)"
+        ),
     ],
     out: Annotated[Path, typer.Option("--out", "-o", help="Folder for items.jsonl + manifest")],
     seed: Annotated[int, typer.Option(help="Seed for distractors and option order")] = 0,
