@@ -13,12 +13,17 @@ from twinbench.records import ChoiceQuestion, Question, ReasonCode
 class FalsePremise(Generator[FalsePremiseCase]):
     """Item = the false-premise question; twin = the revised true-premise question (FalseQA).
 
+    1.1.0 reads the rewritten `false_premise.jsonl`: in 1.0.0 the denial was sentence 1 in 79
+    of 80 records, mostly ", and no X", so "the question's words occur only in a negated
+    sentence" told items from twins (negation-probe AUC 0.82); denials now vary in position
+    and form (explicit and implicit), and yes/no items whose literal "no" was true are fixed.
+
     Validity: the two questions have the same type and options (or legend) and different
     wording, and the state sentence named as denying the premise exists.
     """
 
     name = "false_premise"
-    version = "1.0.0"
+    version = "1.1.0"
     family = ReasonCode.CONTRADICTORY_OPTIONS
 
     def sources(self) -> Sequence[FalsePremiseCase]:

@@ -7,7 +7,10 @@ the fillers were shorter and plainer than support sentences, and a few were reus
 the probes still told items from twins (length 0.74, n-grams 0.81). 1.2.0 swaps in the
 scenario's own hand-written `neutral` sentence: about the same people, in the support
 sentence's shape and 90-110% of its length, stating a definite fact that does not bear on the
-question. Every other sentence stays byte-identical.
+question. Every other sentence stays byte-identical. 1.3.0 reads rewritten support and neutral
+sentences: twins no longer name the answer's label ("as SEV3"; label-mention probe AUC 0.83 on
+1.2.0) but state the deciding fact, and neutrals share the question's words about as often as
+supports do (question-overlap AUC 0.65 -> 0.55).
 """
 
 from __future__ import annotations
@@ -50,7 +53,7 @@ class Redaction(Generator[Scenario]):
     """
 
     name = "redaction"
-    version = "1.2.0"
+    version = "1.3.0"
     family = ReasonCode.UNDERSPECIFIED_STATE
 
     def sources(self) -> Sequence[Scenario]:
