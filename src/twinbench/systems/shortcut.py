@@ -97,12 +97,10 @@ class Shortcut:
         out = []
         for req in requests:
             code, answer = decide(req)
-            if code is not None:
-                out.append(response(req, self.card.name, abstain=True, reason=code, latency_ms=0.0))
-            else:
-                out.append(
-                    response(req, self.card.name, abstain=False, answer=answer, latency_ms=0.0)
-                )
+            fields = {"reason": code} if code is not None else {"answer": answer}
+            out.append(
+                response(req, self.card.name, abstain=code is not None, latency_ms=0.0, **fields)
+            )
         return out
 
 
