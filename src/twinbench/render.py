@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich import box
 from rich.console import Group
 from rich.table import Table
 
@@ -19,7 +20,8 @@ _FAMILY_COLUMNS = (
     ("ideal_pair_rate", "ideal pairs"),
     ("wrong_reason", "wrong code"),
 )
-MACRO_ROW = "macro mean (families equal)"
+MACRO_ROW = "macro mean"
+MACRO_NOTE = "macro mean: every family weighs the same"
 FAMILY_HEADERS = [label for _, label in _FAMILY_COLUMNS]
 _OVERALL_ROWS = (
     ("abstention_precision", "abstention precision (any code)"),
@@ -88,10 +90,18 @@ def family_rows(summary: dict[str, Any]) -> list[list[str]]:
 def metrics_table(summary: dict[str, Any]) -> Group:
     """Two rich tables: the macro mean and per-family metrics, then pooled figures."""
     systems = ", ".join(summary["systems"]) or "-"
-    families = Table(title=f"twinbench — {systems} (languages: {', '.join(summary['languages'])})")
+    families = Table(
+        title=f"twinbench — {systems} (languages: {', '.join(summary['languages'])})",
+        caption=MACRO_NOTE,
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        padding=0,
+    )
+    # nothing wraps or truncates: the table fits an 80-column terminal as it is
     families.add_column("family", no_wrap=True)
     for _, label in _FAMILY_COLUMNS:
-        families.add_column(label, justify="right")
+        # a header wraps at its space, so it is no wider than its widest word
+        families.add_column(label.replace(" ", "\n"), justify="right", no_wrap=True)
     for n, row in enumerate(family_rows(summary)):
         families.add_row(*row, style="bold" if n == 0 else None, end_section=n == 0)
     overall = Table(title="pooled over all items (families weighted by size)", show_header=False)
@@ -108,6 +118,8 @@ def metrics_markdown(summary: dict[str, Any]) -> str:
         f"# twinbench metrics — {', '.join(summary['systems'])}",
         "",
         f"Declared languages: {', '.join(summary['languages'])}.",
+        "",
+        f"Per family; {MACRO_NOTE}.",
         "",
         "| family | " + " | ".join(label for _, label in _FAMILY_COLUMNS) + " |",
         "|---|" + "---:|" * len(_FAMILY_COLUMNS),
