@@ -76,7 +76,7 @@ def test_kill_9_then_resume_equals_an_uninterrupted_run(bench: Path, tmp_path: P
         _wait_lines(killed / "responses.jsonl", 20)
         os.kill(process.pid, signal.SIGKILL)
         process.wait()
-        done_before = read_done(killed / "responses.jsonl")
+        done_before, _ = read_done(killed / "responses.jsonl")
         seen_before = len(log)
         assert 20 <= len(done_before) < 168
         finished = subprocess.run(args, capture_output=True, text=True)

@@ -17,6 +17,7 @@ from twinbench.errata import Errata
 from twinbench.generators import REGISTRY, Generator, Pair, Pool, registered
 from twinbench.generators.base import item_seed
 from twinbench.jsonl import InputError, write_json, write_jsonl
+from twinbench.outputs import output_set
 from twinbench.records import MANIFEST_SCHEMA, ChoiceQuestion, Item, ReasonCode
 
 #: share of the free base scenarios (choice questions only) given to exact_duplicate
@@ -313,21 +314,23 @@ def build(
 def write_benchmark(
     out: Path, public: Sequence[Item], holdout: Sequence[Item], fields: dict[str, Any]
 ) -> dict[str, Any]:
-    """Write items.jsonl, holdout/items.jsonl and manifest.json (last); return the manifest."""
-    files = {
-        "items.jsonl": out / "items.jsonl",
-        "holdout/items.jsonl": out / "holdout" / "items.jsonl",
-    }
-    write_jsonl(files["items.jsonl"], public)
-    write_jsonl(files["holdout/items.jsonl"], holdout)
-    manifest = {
-        "schema": MANIFEST_SCHEMA,
-        "twinbench_version": __version__,
-        **fields,
-        "counts": {"public": _counts(public), "holdout": _counts(holdout)},
-        "files": {name: sha256(path) for name, path in files.items()},
-    }
-    write_json(out / "manifest.json", manifest)
+    """Write items.jsonl, holdout/items.jsonl and manifest.json as one set; return the manifest.
+
+    The manifest records each file's sha256, and readers check it (`run.check_manifest`).
+    """
+    names = ("items.jsonl", "holdout/items.jsonl")
+    with output_set(out) as stage:
+        staged = {name: stage(name) for name in names}
+        write_jsonl(staged["items.jsonl"], public)
+        write_jsonl(staged["holdout/items.jsonl"], holdout)
+        manifest = {
+            "schema": MANIFEST_SCHEMA,
+            "twinbench_version": __version__,
+            **fields,
+            "counts": {"public": _counts(public), "holdout": _counts(holdout)},
+            "files": {name: sha256(path) for name, path in staged.items()},
+        }
+        write_json(stage("manifest.json"), manifest)
     return manifest
 
 

@@ -25,10 +25,19 @@ from typing import Any, get_args
 
 import numpy as np
 import numpy.typing as npt
+from pydantic import ValidationError
 
-from twinbench.jsonl import InputError, iter_json_lines
+from twinbench.jsonl import InputError, describe_validation_error, iter_json_lines
 from twinbench.normalize import normalize_option
-from twinbench.records import FAMILIES, ChoiceQuestion, Item, NoulQuestion, Outcome, ReasonCode
+from twinbench.records import (
+    FAMILIES,
+    ChoiceQuestion,
+    Item,
+    NoulQuestion,
+    Outcome,
+    ReasonCode,
+    Response,
+)
 
 OUTCOMES: tuple[str, ...] = get_args(Outcome)  # the order fixes the integer codes below
 (CORRECT_ABSTAIN, WRONG_REASON, FALSE_COMMIT, CORRECT_ANSWER, WRONG_ANSWER, FALSE_ABSTAIN) = range(
@@ -136,62 +145,108 @@ def _answer_matches(kind: int, expected: Any, answer: Any) -> bool:
     if answer is None or expected is None:
         return False
     if kind == _KIND_CHOICE:
-        return isinstance(answer, str) and normalize_option(answer) == expected
-    if not isinstance(answer, int | float):
-        return False
+        return bool(normalize_option(answer) == expected)
     if kind == _KIND_SCORE:
-        return not isinstance(answer, bool) and float(answer) == expected
+        return bool(float(answer) == expected)
     return (float(answer) >= 0.5) == bool(expected)
+
+
+def _answer_problem(kind: int, answer: Any) -> str | None:
+    """Why `answer` cannot answer a question of `kind` (None if it can)."""
+    if answer is None:
+        return None
+    number = isinstance(answer, int | float) and not isinstance(answer, bool)
+    if kind == _KIND_CHOICE and not isinstance(answer, str):
+        return f"a choice answer is the option text, got {answer!r}"
+    if kind == _KIND_SCORE and not number:
+        return f"a score answer is the legend value (a number), got {answer!r}"
+    if kind == _KIND_NOUL and not (number and 0.0 <= answer <= 1.0):
+        return f"a yes/no answer is P(yes), a number in [0, 1], got {answer!r}"
+    return None
+
+
+def check_response(source: str, lineno: int, obj: dict[str, Any]) -> Response:
+    """`obj` as a Response, or InputError naming `source:lineno` and the first problem."""
+    try:
+        return Response.model_validate(obj)
+    except ValidationError as exc:
+        raise InputError(f"{source}:{lineno}: {describe_validation_error(exc)}") from None
+
+
+class ResponseRule:
+    """The one response rule of `validate`, `grade`, `report` and `compare`.
+
+    A row must be a valid Response (strict types, finite ranges, status and abstain
+    consistent, known codes) for a known item, with an answer of its question's kind (P(yes)
+    in [0, 1] for yes/no); one (item, trial, permutation) key once; one system per file.
+    """
+
+    def __init__(self, table: ExpectedTable) -> None:
+        self.table = table
+        self.seen: dict[tuple[int, int, int], int] = {}
+        self.system: str | None = None
+
+    def check(self, source: str, lineno: int, obj: dict[str, Any]) -> tuple[Response, int]:
+        """(the response, its item's index), or InputError with `source:lineno: problem`."""
+        r = check_response(source, lineno, obj)
+        i = self.table.index.get(r.item_id)
+        if i is None:
+            raise InputError(f"{source}:{lineno}: response for unknown item {r.item_id!r}")
+        if self.system is None:
+            self.system = r.system
+        elif r.system != self.system:
+            raise InputError(
+                f"{source}:{lineno}: response of system {r.system!r} in a file of "
+                f"{self.system!r} (one responses file holds one system's run)"
+            )
+        first = self.seen.setdefault((i, r.trial, r.permutation), lineno)
+        if first != lineno:
+            raise InputError(
+                f"{source}:{lineno}: second response for item {r.item_id!r}, trial {r.trial}, "
+                f"permutation {r.permutation} (first on line {first})"
+            )
+        problem = _answer_problem(self.table.kind[i], r.answer)
+        if problem:
+            raise InputError(f"{source}:{lineno}: {problem}")
+        return r, i
 
 
 def grade_rows(
     rows: Iterable[tuple[str, int, dict[str, Any]]], table: ExpectedTable
 ) -> GradedTable:
-    """Grade parsed response objects; `rows` yields (source, line, object) for error messages."""
+    """Grade response objects; `rows` yields (source, line, object) for error messages.
+
+    Every row passes :class:`ResponseRule` first (an InputError otherwise), so a printed
+    number never rests on a row outside the contract.
+    """
     reason_index = {family: i for i, family in enumerate(FAMILIES)}
     status_outcome = {"invalid": 6, "rejected": 7, "error": 8}
+    rule = ResponseRule(table)
     item_col: list[int] = []
     outcome_col: list[int] = []
     reason_col: list[int] = []
     conf_col: list[float] = []
     trial_col: list[int] = []
     perm_col: list[int] = []
-    systems: dict[str, None] = {}
-    index, answerable, family = table.index, table.answerable, table.family
+    answerable, family, kinds = table.answerable, table.family, table.kind
     for source, lineno, obj in rows:
-        item_id = obj.get("item_id")
-        i = index.get(item_id) if isinstance(item_id, str) else None
-        if i is None:
-            raise InputError(f"{source}:{lineno}: response for unknown item {item_id!r}")
-        status = obj.get("status")
-        trial, permutation = obj.get("trial", 0), obj.get("permutation", 0)
-        if not (isinstance(trial, int) and isinstance(permutation, int)):
-            raise InputError(f"{source}:{lineno}: trial and permutation must be integers")
-        trial_col.append(trial)
-        perm_col.append(permutation)
-        systems.setdefault(str(obj.get("system", "?")))
-        reason = obj.get("reason")
-        code = reason_index.get(reason, -1) if reason is not None else -1
-        confidence = obj.get("confidence")
-        conf_col.append(float(confidence) if isinstance(confidence, int | float) else np.nan)
+        r, i = rule.check(source, lineno, obj)
+        trial_col.append(r.trial)
+        perm_col.append(r.permutation)
+        code = reason_index[r.reason.value] if r.reason is not None else -1
+        conf_col.append(np.nan if r.confidence is None else r.confidence)
         item_col.append(i)
         reason_col.append(code)
-        if status != "ok":
-            if status not in status_outcome:
-                raise InputError(f"{source}:{lineno}: unknown status {status!r}")
-            outcome_col.append(status_outcome[status])
-            continue
-        abstain = obj.get("abstain")
-        if not isinstance(abstain, bool):
-            raise InputError(f"{source}:{lineno}: an ok response needs abstain true or false")
-        if answerable[i]:
-            if abstain:
+        if r.status != "ok":
+            outcome_col.append(status_outcome[r.status])
+        elif answerable[i]:
+            if r.abstain:
                 outcome_col.append(FALSE_ABSTAIN)
-            elif _answer_matches(table.kind[i], table.answer[i], obj.get("answer")):
+            elif _answer_matches(kinds[i], table.answer[i], r.answer):
                 outcome_col.append(CORRECT_ANSWER)
             else:
                 outcome_col.append(WRONG_ANSWER)
-        elif not abstain:
+        elif not r.abstain:
             outcome_col.append(FALSE_COMMIT)
         else:
             outcome_col.append(CORRECT_ABSTAIN if code == family[i] else WRONG_REASON)
@@ -206,7 +261,7 @@ def grade_rows(
         outcome=np.array(outcome_col, dtype=np.int64),
         reason=np.array(reason_col, dtype=np.int64),
         confidence=np.array(conf_col, dtype=np.float64),
-        systems=tuple(systems),
+        systems=() if rule.system is None else (rule.system,),
     )
 
 

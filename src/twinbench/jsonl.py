@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import re
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -36,18 +38,66 @@ def _json_problem(path: Path, lineno: int, line: bytes, exc: Exception) -> Input
     return InputError(f"{path}:{lineno}: invalid JSON ({exc})")
 
 
+_BOM = b"\xef\xbb\xbf"
+_SPACED_KEY = re.compile(rb'"\s+:')
+
+
+def _key_count(obj: Any) -> int:
+    if isinstance(obj, dict):
+        return len(obj) + sum(_key_count(v) for v in obj.values())
+    if isinstance(obj, list):
+        return sum(_key_count(v) for v in obj)
+    return 0
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in seen:
+            raise ValueError(f"duplicate key {key!r}")
+        seen[key] = value
+    return seen
+
+
+def duplicate_key(line: bytes, obj: Any) -> str | None:
+    """The problem if the JSON text `line` (parsed as `obj`) repeats a key in one object.
+
+    orjson keeps the last of repeated keys silently. Every key in the text is a string closed
+    by `"` and followed by `:`, so when no key has whitespace before its colon, the text holds
+    at most `line.count(b'":')` keys; a repeated key would make the parsed count smaller. Only
+    lines where that count differs (or spaced colons) are re-parsed with a checking hook, which
+    keeps the common line on the fast path.
+    """
+    if not _SPACED_KEY.search(line) and line.count(b'":') == _key_count(obj):
+        return None
+    try:
+        json.loads(line, object_pairs_hook=_no_duplicates)
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
 def iter_json_lines(path: Path) -> Iterator[tuple[int, Any]]:
-    """Yield (line number, parsed object) for each non-blank line; raise InputError on bad JSON."""
+    """Yield (line number, parsed object) for each non-blank line; raise InputError on bad JSON.
+
+    A UTF-8 byte-order mark on the first line is skipped; a repeated key in one object is an
+    error (JSON parsers differ on which copy wins, so the file is ambiguous).
+    """
     check_readable(path)
     seen = False
     with path.open("rb") as handle:
         for lineno, line in enumerate(handle, start=1):
+            if lineno == 1 and line.startswith(_BOM):
+                line = line[len(_BOM) :]
             if not line.strip():
                 continue
             try:
                 obj = orjson.loads(line)
             except orjson.JSONDecodeError as exc:
                 raise _json_problem(path, lineno, line, exc) from None
+            duplicate = duplicate_key(line, obj)
+            if duplicate:
+                raise InputError(f"{path}:{lineno}: {duplicate}")
             if not isinstance(obj, dict):
                 raise InputError(
                     f"{path}:{lineno}: expected a JSON object, got {type(obj).__name__}"
@@ -103,7 +153,10 @@ def _umask() -> int:
 def atomic_write(path: Path, mode: str = "w") -> Iterator[IO[Any]]:
     """Open a temp file beside `path`; rename it over `path` only if the block succeeds."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    # the pid in the name lets `outputs.recover` sweep temp files of processes that died
+    fd, tmp = tempfile.mkstemp(
+        prefix=f".{path.name}.twb-{os.getpid()}-", suffix=".tmp", dir=path.parent
+    )
     try:
         encoding = None if "b" in mode else "utf-8"
         with os.fdopen(fd, mode, encoding=encoding) as handle:

@@ -5,7 +5,16 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
+    model_validator,
+)
 
 ITEM_SCHEMA: Final = "twinbench.item/1"
 RESPONSE_SCHEMA: Final = "twinbench.response/1"
@@ -24,6 +33,11 @@ class ReasonCode(StrEnum):
 FAMILIES: tuple[str, ...] = tuple(code.value for code in ReasonCode)
 
 Answer = str | bool | int | float
+# text a reader must see: not empty, not only whitespace
+Text = Annotated[str, Field(min_length=1, pattern=r"\S")]
+# in a response, no coercion: `true` is not 1, "1" is not 1, 1.9 is not an option index
+StrictAnswer = StrictStr | StrictBool | StrictInt | StrictFloat
+Probability = Annotated[float, Field(strict=True, ge=0.0, le=1.0)]
 
 
 class _Record(BaseModel):
@@ -38,8 +52,8 @@ class ChoiceQuestion(_Record):
     """
 
     type: Literal["choice"] = "choice"
-    instructions: str = Field(min_length=1)
-    options: list[str] = Field(min_length=2, max_length=255)
+    instructions: Text
+    options: list[Text] = Field(min_length=2, max_length=255)
     abstain_option: str | None = None
 
 
@@ -47,15 +61,15 @@ class ScoreQuestion(_Record):
     """Pick a rubric value; the answer is the legend value (a number)."""
 
     type: Literal["score"] = "score"
-    instructions: str = Field(min_length=1)
-    legend: dict[str, int | float] = Field(min_length=2)
+    instructions: Text
+    legend: dict[Text, StrictInt | StrictFloat] = Field(min_length=2)
 
 
 class NoulQuestion(_Record):
     """A yes/no question; the expected answer is a boolean, a response gives P(yes)."""
 
     type: Literal["noul"] = "noul"
-    instructions: str = Field(min_length=1)
+    instructions: Text
 
 
 Question = Annotated[ChoiceQuestion | ScoreQuestion | NoulQuestion, Field(discriminator="type")]
@@ -64,9 +78,9 @@ Question = Annotated[ChoiceQuestion | ScoreQuestion | NoulQuestion, Field(discri
 class Expected(_Record):
     """What a correct response does: abstain with a reason code, or give an answer."""
 
-    abstain: bool
+    abstain: StrictBool
     reason: ReasonCode | None = None
-    answer: Answer | None = None
+    answer: StrictAnswer | None = None
 
     @model_validator(mode="after")
     def _abstain_xor_answer(self) -> Expected:
@@ -90,51 +104,64 @@ class Item(_Record):
     schema_: Literal["twinbench.item/1"] = Field(ITEM_SCHEMA, alias="schema")
     id: str = Field(min_length=1)
     pair_id: str = Field(min_length=1)
-    answerable: bool
+    answerable: StrictBool
     family: ReasonCode
     generator: GeneratorRef
-    seed: int
+    seed: StrictInt
     split: Literal["public", "holdout"] = "public"
     language: str = Field("en", min_length=2)
-    state: str
-    adversarial: bool = False
+    state: Text
+    adversarial: StrictBool = False
     question: Question
     expected: Expected
     twin_id: str | None = Field(None, min_length=1)
-    answer_if_supported: Answer | None = None
+    answer_if_supported: StrictAnswer | None = None
     provenance: dict[str, Any] = Field(default_factory=dict)
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, populate_by_name=True, allow_inf_nan=False
+    )
 
 
 class Response(_Record):
-    """One system response to one item, trial and option permutation."""
+    """One system response to one item, trial and option permutation.
+
+    Types are strict (no `true` for 1, no "1" for 1), numbers finite, and the status decides
+    the rest: an ok response abstains with no answer or answers with no reason; any other
+    status is never an abstention.
+    """
 
     schema_: Literal["twinbench.response/1"] = Field(RESPONSE_SCHEMA, alias="schema")
-    item_id: str = Field(min_length=1)
-    system: str = Field(min_length=1)
-    trial: int = Field(0, ge=0)
-    permutation: int = Field(0, ge=0)
+    item_id: StrictStr = Field(min_length=1)
+    system: StrictStr = Field(min_length=1)
+    trial: StrictInt = Field(0, ge=0)
+    permutation: StrictInt = Field(0, ge=0)
     status: Literal["ok", "invalid", "rejected", "error"]
-    abstain: bool | None = None
+    abstain: StrictBool | None = None
     reason: ReasonCode | None = None
-    answer: Answer | None = None
-    confidence: float | None = Field(None, ge=0.0, le=1.0)
-    probabilities: dict[str, float] | None = None
+    answer: StrictAnswer | None = None
+    confidence: Probability | None = None
+    probabilities: dict[str, Probability] | None = None
     raw: Any = None
-    error: str | None = None
-    latency_ms: float | None = Field(None, ge=0.0)
+    error: StrictStr | None = None
+    latency_ms: float | None = Field(None, ge=0.0, strict=True)
     usage: dict[str, Any] | None = None
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, populate_by_name=True, allow_inf_nan=False
+    )
 
     @model_validator(mode="after")
     def _status_consistent(self) -> Response:
         if self.status == "ok":
             if self.abstain is None:
                 raise ValueError("an ok response needs abstain true or false")
+            if self.abstain and self.answer is not None:
+                raise ValueError("an abstention carries no answer")
             if not self.abstain and self.answer is None:
                 raise ValueError("an ok response that does not abstain needs an answer")
+            if not self.abstain and self.reason is not None:
+                raise ValueError("a response that answers carries no reason code")
         elif self.abstain:
             raise ValueError(f"a {self.status} response is never an abstention")
         return self

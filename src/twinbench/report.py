@@ -9,7 +9,6 @@ and `report.md`.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -25,24 +24,16 @@ from twinbench.grade import (
     expected_table,
     grade_file,
 )
-from twinbench.jsonl import InputError, atomic_write, load_models, write_json
+from twinbench.jsonl import InputError, dumps_json
 from twinbench.metrics.cost import load_cost_table
 from twinbench.metrics.summary import summarize
+from twinbench.outputs import write_set
 from twinbench.records import FAMILIES, Item
 from twinbench.render import FAMILY_HEADERS, family_rows, fmt, fmt_p
+from twinbench.run import load_benchmark, run_languages
 from twinbench.stats.bootstrap import ratio_interval
 
 REPORT_SCHEMA = "twinbench.report/1"
-
-
-def declared_languages(run: Path) -> tuple[str, ...]:
-    """The languages the run's system card declares (`en` when run.json does not say)."""
-    try:
-        card = json.loads((run / "run.json").read_text("utf-8")).get("system", {})
-        languages = card.get("languages")
-    except (OSError, ValueError, AttributeError):
-        languages = None
-    return tuple(languages) if languages else ("en",)
 
 
 def load_runs(
@@ -53,16 +44,16 @@ def load_runs(
     Each run is graded against the languages its system declares (run.json), unless
     `languages` overrides them for every run.
     """
-    items_path = folder / "benchmark" / "items.jsonl"
-    if not items_path.is_file():
-        items_path = folder / "items.jsonl"  # a benchmark folder with runs/ inside it
-    if not items_path.is_file():
-        raise InputError(f"{folder}: no benchmark/items.jsonl (run twinbench eval or import)")
-    items = [item for _, item in load_models(items_path, Item)]
+    bench = folder / "benchmark"
+    if not (bench / "manifest.json").is_file():
+        bench = folder  # a benchmark folder with runs/ inside it
+    if not (bench / "manifest.json").is_file():
+        raise InputError(f"{folder}: no benchmark/manifest.json (run twinbench eval or import)")
+    items = load_benchmark(bench)
     runs = sorted(p.parent for p in (folder / "runs").glob("*/responses.jsonl"))
     if not runs:
         raise InputError(f"{folder}: no runs/*/responses.jsonl to report on")
-    declared = {run.name: languages or declared_languages(run) for run in runs}
+    declared = {run.name: run_languages(run, languages) for run in runs}
     tables = {langs: expected_table(items, langs) for langs in set(declared.values())}
     graded = {
         run.name: grade_file(run / "responses.jsonl", tables[declared[run.name]]) for run in runs
@@ -307,9 +298,12 @@ def report_html(report: dict[str, Any]) -> str:
 
 
 def write_report(folder: Path, report: dict[str, Any]) -> None:
-    """metrics.json, report.md and report.html into `folder` (atomically)."""
-    write_json(folder / "metrics.json", report)
-    with atomic_write(folder / "report.md") as handle:
-        handle.write(report_markdown(report))
-    with atomic_write(folder / "report.html") as handle:
-        handle.write(report_html(report))
+    """metrics.json, report.md and report.html into `folder`, as one set."""
+    write_set(
+        folder,
+        {
+            "metrics.json": dumps_json(report),
+            "report.md": report_markdown(report),
+            "report.html": report_html(report),
+        },
+    )

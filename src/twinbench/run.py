@@ -9,10 +9,10 @@ counts, and is rewritten atomically at the start and the end.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import platform
 import time
-import zlib
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -24,7 +24,9 @@ import numpy as np
 import orjson
 
 from twinbench import __version__
+from twinbench.grade import check_response
 from twinbench.jsonl import InputError, dumps_line, load_models, record_dict, write_json
+from twinbench.outputs import recover
 from twinbench.records import ChoiceQuestion, Item
 from twinbench.systems.base import Request, System
 
@@ -51,48 +53,166 @@ class RunPlan:
 
 
 def load_benchmark(folder: Path, limit: int | None = None) -> list[Item]:
-    """The public items of a benchmark folder (or an items.jsonl path), first `limit` of them."""
-    path = folder / "items.jsonl" if folder.is_dir() else folder
+    """The public items of a benchmark folder (or an items.jsonl path), first `limit` of them.
+
+    A folder is read through its manifest: every file the manifest lists must have the hash
+    it records (a benchmark half-rewritten by a killed build, or edited by hand, is refused).
+    """
+    if folder.is_dir():
+        check_manifest(folder)
+        path = folder / "items.jsonl"
+    else:
+        path = folder
     items = [item for _, item in load_models(path, Item)]
     return items[:limit] if limit is not None else items
 
 
+def check_manifest(folder: Path) -> dict[str, Any]:
+    """The manifest of a benchmark folder, after checking the hash of every file it lists."""
+    recover(folder)
+    path = folder / "manifest.json"
+    if not path.is_file():
+        raise InputError(f"{path}: no manifest; a benchmark folder is written by `twinbench build`")
+    try:
+        manifest = orjson.loads(path.read_bytes())
+        files = manifest["files"]
+        listed = {str(name): str(digest) for name, digest in files.items()}
+    except (orjson.JSONDecodeError, KeyError, TypeError, AttributeError):
+        raise InputError(f"{path}: not a benchmark manifest (no files and hashes)") from None
+    for name, digest in listed.items():
+        target = folder / name
+        if not target.is_file():
+            raise InputError(f"{target}: listed in {path} but missing")
+        if hashlib.sha256(target.read_bytes()).hexdigest() != digest:
+            raise InputError(
+                f"{target}: sha256 differs from {path}; the folder is not the benchmark "
+                "its manifest describes (rebuild it)"
+            )
+    return dict(manifest)
+
+
+def run_languages(folder: Path, override: tuple[str, ...] | None = None) -> tuple[str, ...]:
+    """The declared-language rule of every command: `override` if given, else the languages
+    the run's system card declares in `folder/run.json`, else ("en",)."""
+    if override:
+        return override
+    path = folder / "run.json"
+    if not path.is_file():
+        return ("en",)
+    try:
+        meta = orjson.loads(path.read_bytes())
+    except orjson.JSONDecodeError as exc:
+        raise InputError(f"{path}: invalid JSON ({exc})") from None
+    card = meta.get("system") if isinstance(meta, dict) else None
+    languages = card.get("languages") if isinstance(card, dict) else None
+    if languages is None:
+        return ("en",)
+    if (
+        not isinstance(languages, list)
+        or not languages
+        or not all(isinstance(code, str) and code.strip() for code in languages)
+    ):
+        raise InputError(
+            f"{path}: system.languages must be a list of language codes, got {languages!r}"
+        )
+    return tuple(languages)
+
+
+def items_digest(items: Sequence[Item]) -> str:
+    """sha256 over the items as JSON lines: what a run was asked, to check on resume."""
+    digest = hashlib.sha256()
+    for item in items:
+        digest.update(dumps_line(record_dict(item)))
+    return digest.hexdigest()
+
+
 def request_for(item: Item, trial: int, permutation: int) -> Request:
-    """The request a system sees; permutation k > 0 reorders choice options with (seed, k)."""
+    """The request a system sees; permutation k > 0 reorders choice options with (seed, k).
+
+    It carries the state and the question only: never the family, the expected answer or
+    anything else a system could read the label from.
+    """
     question = item.question
     if permutation and isinstance(question, ChoiceQuestion):
         rng = np.random.default_rng([item.seed, permutation])
         options = [question.options[i] for i in rng.permutation(len(question.options))]
-        question = ChoiceQuestion(instructions=question.instructions, options=options)
+        # every other field (abstain_option, future ones) stays as the item has it
+        question = question.model_copy(update={"options": options})
     return Request(
         item_id=item.id,
         state=item.state,
         question=question,
         trial=trial,
         permutation=permutation,
-        family=item.family,
     )
 
 
-def read_done(path: Path) -> set[Key]:
-    """Keys already answered in `path`; a torn final line is truncated away first."""
+def read_done(path: Path, system: str | None = None) -> tuple[set[Key], Counter[str]]:
+    """Keys already answered in `path` and their status counts.
+
+    A torn final line (a kill mid-write) is truncated away first; every other line must be a
+    Response (of `system`, when given) with a key not seen before, or resuming stops with
+    `FILE:LINE: problem`.
+    """
+    done: set[Key] = set()
+    counts: Counter[str] = Counter()
     if not path.exists():
-        return set()
+        return done, counts
     data = path.read_bytes()
     complete = data.rfind(b"\n") + 1
     if complete < len(data):
         with path.open("r+b") as handle:
             handle.truncate(complete)
-    done: set[Key] = set()
     for lineno, line in enumerate(data[:complete].splitlines(), start=1):
         if not line.strip():
             continue
         try:
-            row = orjson.loads(line)
-            done.add((row["item_id"], int(row.get("trial", 0)), int(row.get("permutation", 0))))
-        except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+            obj = orjson.loads(line)
+        except orjson.JSONDecodeError:
             raise InputError(f"{path}:{lineno}: not a response line; cannot resume") from None
-    return done
+        if not isinstance(obj, dict):
+            raise InputError(f"{path}:{lineno}: not a response line; cannot resume")
+        r = check_response(str(path), lineno, obj)
+        if system is not None and r.system != system:
+            raise InputError(f"{path}:{lineno}: a response of {r.system!r}; this run is {system!r}")
+        key = (r.item_id, r.trial, r.permutation)
+        if key in done:
+            raise InputError(f"{path}:{lineno}: second response for {key}; cannot resume")
+        done.add(key)
+        counts[r.status] += 1
+    return done, counts
+
+
+def check_resume(out: Path, meta: dict[str, Any]) -> None:
+    """Refuse to append to a run folder made by another system, plan or benchmark."""
+    responses, path = out / "responses.jsonl", out / "run.json"
+    if not responses.exists() or responses.stat().st_size == 0:
+        return
+    if not path.is_file():
+        raise InputError(f"{responses}: responses without a run.json; use a new --out folder")
+    try:
+        old = orjson.loads(path.read_bytes())
+    except orjson.JSONDecodeError:
+        raise InputError(f"{path}: not valid JSON; use a new --out folder") from None
+    if not isinstance(old, dict):
+        raise InputError(f"{path}: not a run record; use a new --out folder")
+    for field, what in (
+        ("system", "system card"),
+        ("trials", "--trials"),
+        ("permutations", "--permutations"),
+        ("items_sha256", "benchmark items"),
+    ):
+        if old.get(field) != meta[field]:
+            before, now = old.get(field), meta[field]
+            if field == "system":
+                before = before.get("name") if isinstance(before, dict) else before
+                now = now["name"] + (" (another card)" if before == now["name"] else "")
+            elif field == "items_sha256":
+                before, now = "another set", "these items"
+            raise InputError(
+                f"{path}: resuming needs the same {what} (the folder has {before}, this run "
+                f"{now}); use a new --out folder or the original options"
+            )
 
 
 def _versions() -> dict[str, str]:
@@ -121,9 +241,8 @@ def run(
 ) -> dict[str, Any]:
     """Run `plan` against `system` into `out`; returns the final run.json content."""
     out.mkdir(parents=True, exist_ok=True)
+    recover(out)
     responses_path = out / "responses.jsonl"
-    done = read_done(responses_path)
-    pending = [k for k in plan.tasks() if (k[0].id, k[1], k[2]) not in done]
     meta: dict[str, Any] = {
         "schema": RUN_SCHEMA,
         "system": system.card.model_dump(mode="json"),
@@ -132,11 +251,14 @@ def run(
         "trials": plan.trials,
         "permutations": plan.permutations,
         "items": len(plan.items),
-        "items_sha": f"{zlib.crc32(''.join(i.id for i in plan.items).encode()):08x}",
+        "items_sha256": items_digest(plan.items),
         "status": "running",
-        "resumed_from": len(done),
         "benchmark": None if benchmark is None else str(benchmark.resolve()),
     }
+    check_resume(out, meta)
+    done, _ = read_done(responses_path, system.card.name)
+    pending = [k for k in plan.tasks() if (k[0].id, k[1], k[2]) not in done]
+    meta["resumed_from"] = len(done)
     write_json(out / "run.json", meta)
     started = time.perf_counter()
     sent = 0
@@ -159,11 +281,7 @@ def run(
         }
         write_json(out / "run.json", meta)
         raise
-    counts: Counter[str] = Counter()
-    with responses_path.open("rb") as handle:
-        for line in handle:
-            if line.strip():
-                counts[orjson.loads(line)["status"]] += 1
+    _, counts = read_done(responses_path, system.card.name)
     meta |= {
         "status": "finished",
         "sent_this_session": sent,

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from twinbench.jsonl import InputError, describe_validation_error, iter_json_lines, load_models
+from twinbench.jsonl import InputError, describe_validation_error, iter_json_lines
 from twinbench.normalize import normalize_option
-from twinbench.records import Answer, ChoiceQuestion, Item, NoulQuestion, ReasonCode, Response
+from twinbench.records import Answer, ChoiceQuestion, Item, NoulQuestion, ReasonCode
 
 
 def _answer_problem(item: Item, answer: Answer | None, what: str) -> str | None:
@@ -157,9 +157,22 @@ def validate_files(items_path: Path, responses_path: Path | None = None) -> list
         links = link_problems(items, unreadable)
         problems.extend(f"{items_path}:{line}: {p}" for line, p in links)
     if responses_path is not None:
-        for lineno, response in load_models(responses_path, Response, problems):
-            if response.item_id not in items:
-                problems.append(
-                    f"{responses_path}:{lineno}: response for unknown item {response.item_id!r}"
-                )
+        problems.extend(response_problems(responses_path, [item for _, item in items.values()]))
+    return problems
+
+
+def response_problems(path: Path, items: list[Item]) -> list[str]:
+    """Every `FILE:LINE: problem` of a responses file under the grader's response rule."""
+    from twinbench.grade import ResponseRule, expected_table
+
+    rule = ResponseRule(expected_table(items))
+    problems: list[str] = []
+    try:
+        for lineno, obj in iter_json_lines(path):
+            try:
+                rule.check(str(path), lineno, obj)
+            except InputError as exc:
+                problems.append(str(exc))
+    except InputError as exc:  # unreadable JSON: the rest of the file cannot be trusted
+        problems.append(str(exc))
     return problems

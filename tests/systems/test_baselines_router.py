@@ -5,28 +5,29 @@ from __future__ import annotations
 import pytest
 
 from twinbench.jsonl import InputError
-from twinbench.records import ChoiceQuestion, ReasonCode
+from twinbench.records import ChoiceQuestion
 from twinbench.systems import SystemOptions, available, make_system
 from twinbench.systems.base import Request
 
 QUESTION = ChoiceQuestion(instructions="Which team?", options=["billing", "sales", "support"])
 
 
-def _req(item_id: str, state: str, family: ReasonCode | None = None, trial: int = 0) -> Request:
-    return Request(item_id=item_id, state=state, question=QUESTION, family=family, trial=trial)
+def _req(item_id: str, state: str, trial: int = 0) -> Request:
+    return Request(item_id=item_id, state=state, question=QUESTION, trial=trial)
 
 
-def test_always_abstain_uses_the_family_code_or_a_fixed_one() -> None:
-    requests = [
-        _req("a", "s", ReasonCode.OUT_OF_LANGUAGE),
-        _req("b", "s", ReasonCode.CONTRADICTORY_OPTIONS),
-    ]
-    by_family = make_system("always-abstain").respond(requests)
-    assert [r.reason for r in by_family] == ["out_of_language", "contradictory_options"]
-    fixed = make_system("always-abstain:underspecified_state").respond(requests)
-    assert {r.reason for r in fixed} == {"underspecified_state"}
+def test_always_abstain_uses_one_fixed_code() -> None:
+    requests = [_req("a", "s"), _req("b", "s")]
+    default = make_system("always-abstain").respond(requests)
+    assert [r.reason for r in default] == ["underspecified_state", "underspecified_state"]
+    fixed = make_system("always-abstain:out_of_language").respond(requests)
+    assert [r.reason for r in fixed] == ["out_of_language", "out_of_language"]
+    assert all(r.abstain and r.answer is None for r in fixed)
     with pytest.raises(InputError, match="unknown code 'nope'"):
         make_system("always-abstain:nope")
+    # the family is the label: no system may read it
+    with pytest.raises(InputError, match="never see an item's family"):
+        make_system("always-abstain:family")
 
 
 def test_always_answer_random_is_seeded() -> None:

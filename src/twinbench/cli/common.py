@@ -21,18 +21,47 @@ errors = Console(stderr=True, emoji=False)
 P = ParamSpec("P")
 R = TypeVar("R")
 MAX_PROBLEMS = 20
+# one declared-language rule in every command (twinbench.run.run_languages)
+LANGUAGES_HELP = (
+    "Declared languages, e.g. en,es (default: the languages of the run's system card in its "
+    "run.json; en when there is no run.json)"
+)
+
+
+def os_problem(exc: OSError) -> str:
+    """One line for a file-system error: `PATH: what went wrong` (no errno noise)."""
+    where = exc.filename if exc.filename is not None else "?"
+    if exc.filename2 is not None:
+        where = f"{where} -> {exc.filename2}"
+    what = {
+        IsADirectoryError: "is a folder, expected a file",
+        NotADirectoryError: "a part of this path is a file, expected a folder",
+        FileExistsError: "already exists and is not a folder",
+        PermissionError: "permission denied",
+        FileNotFoundError: "no such file or folder",
+    }.get(type(exc), exc.strerror or str(exc))
+    return f"{where}: {what}"
 
 
 def user_errors(func: Callable[P, R]) -> Callable[P, R]:
-    """Turn InputError into one line on stderr and exit code 2 (no traceback)."""
+    """Turn bad input into one line on stderr and exit code 2 (no traceback).
+
+    InputError carries its own `FILE:LINE: problem`; file-system errors (an --out that is a
+    file, an unwritable folder, a full disk) and undecodable text are reported the same way.
+    """
 
     @functools.wraps(func)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return func(*args, **kwargs)
         except InputError as exc:
-            errors.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
-            raise typer.Exit(2) from None
+            message = str(exc)
+        except OSError as exc:
+            message = os_problem(exc)
+        except UnicodeDecodeError as exc:
+            message = f"input is not valid UTF-8 (byte {exc.start}: {exc.reason})"
+        errors.print(f"error: {message}", markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(2) from None
 
     return wrapper
 

@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from twinbench.cli.common import (
+    LANGUAGES_HELP,
     MAX_PROBLEMS,
     app,
     console,
@@ -17,7 +18,8 @@ from twinbench.cli.common import (
     parse_languages,
     user_errors,
 )
-from twinbench.jsonl import atomic_write, dumps_json, load_models, write_json
+from twinbench.jsonl import dumps_json, load_models
+from twinbench.outputs import write_set
 from twinbench.records import SCHEMAS, Item
 
 
@@ -59,9 +61,7 @@ def validate(
 def grade(
     items: Annotated[Path, typer.Option("--items", "-i", help="items.jsonl of the benchmark")],
     responses: Annotated[Path, typer.Option("--responses", "-r", help="responses.jsonl")],
-    languages: Annotated[
-        str, typer.Option(help="Languages the system declares it supports, e.g. en,es")
-    ] = "en",
+    languages: Annotated[str | None, typer.Option(help=LANGUAGES_HELP)] = None,
     costs: Annotated[
         Path | None, typer.Option(help="Cost table (TOML or JSON); default: the published one")
     ] = None,
@@ -77,17 +77,18 @@ def grade(
     from twinbench.metrics.cost import load_cost_table
     from twinbench.metrics.summary import summarize
     from twinbench.render import metrics_markdown, metrics_table
+    from twinbench.run import run_languages
 
-    declared = parse_languages(languages)
+    declared = run_languages(responses.parent, parse_languages(languages) if languages else None)
     table = load_cost_table(costs)
     records = [item for _, item in load_models(items, Item)]
     expected = expected_table(records, declared)
     graded = grade_file(responses, expected)
     summary = summarize(graded, table, expected.languages)
     if out is not None:
-        write_json(out / "metrics.json", summary)
-        with atomic_write(out / "metrics.md") as handle:
-            handle.write(metrics_markdown(summary))
+        write_set(
+            out, {"metrics.json": dumps_json(summary), "metrics.md": metrics_markdown(summary)}
+        )
     if as_json:
         sys.stdout.write(dumps_json(summary))
         return

@@ -10,21 +10,21 @@ from typing import Annotated
 import typer
 
 from twinbench.cli.common import (
+    LANGUAGES_HELP,
     app,
     console,
     parse_languages,
     user_errors,
 )
-from twinbench.jsonl import InputError, atomic_write, dumps_json, write_json
+from twinbench.jsonl import InputError, dumps_json, write_json
+from twinbench.outputs import write_set
 
 
 @app.command()
 @user_errors
 def report(
     folder: Annotated[Path, typer.Argument(help="Folder with benchmark/ and runs/*/")],
-    languages: Annotated[
-        str | None, typer.Option(help="Declared languages (default: every item language)")
-    ] = None,
+    languages: Annotated[str | None, typer.Option(help=LANGUAGES_HELP)] = None,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap and the sign-flip tests")] = 7,
     as_json: Annotated[bool, typer.Option("--json", help="Print the metrics JSON only")] = False,
 ) -> None:
@@ -53,7 +53,7 @@ def compare(
     out: Annotated[Path, typer.Option(help="Folder for compare.json/.md/.html")] = Path(
         "twinbench-compare"
     ),
-    languages: Annotated[str, typer.Option(help="Declared languages")] = "en",
+    languages: Annotated[str | None, typer.Option(help=LANGUAGES_HELP)] = None,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap and the tests")] = 7,
     as_json: Annotated[bool, typer.Option("--json", help="Print the JSON only")] = False,
 ) -> None:
@@ -61,25 +61,32 @@ def compare(
     from twinbench.compare import compare as compare_runs
     from twinbench.compare import compare_html, compare_markdown
     from twinbench.grade import expected_table, grade_file
-    from twinbench.run import load_benchmark
+    from twinbench.run import load_benchmark, run_languages
 
     if len(runs) < 2:
         raise InputError("compare needs at least two run folders")
     bench = benchmark or _benchmark_of(runs[0])
     items = load_benchmark(bench)
-    table = expected_table(items, parse_languages(languages))
+    override = parse_languages(languages) if languages else None
+    expected = {}
     tables = {}
     for folder in runs:
         name = _run_name(folder)
         if name in tables:
             name = f"{name} ({folder})"
-        tables[name] = grade_file(folder / "responses.jsonl", table)
+        declared = run_languages(folder, override)
+        if declared not in expected:
+            expected[declared] = expected_table(items, declared)
+        tables[name] = grade_file(folder / "responses.jsonl", expected[declared])
     result = compare_runs(tables, seed=seed)
-    write_json(out / "compare.json", result)
-    with atomic_write(out / "compare.md") as handle:
-        handle.write(compare_markdown(result))
-    with atomic_write(out / "compare.html") as handle:
-        handle.write(compare_html(result))
+    write_set(
+        out,
+        {
+            "compare.json": dumps_json(result),
+            "compare.md": compare_markdown(result),
+            "compare.html": compare_html(result),
+        },
+    )
     if as_json:
         sys.stdout.write(dumps_json(result))
         return
@@ -282,15 +289,23 @@ def audit_score(
 def audit_serve(
     folder: Annotated[Path, typer.Argument(help="The package folder")],
     annotator: Annotated[str, typer.Option(help="Whose verdicts this page records")],
-    port: Annotated[int, typer.Option(help="Port on 127.0.0.1 (0 = any free port)")] = 8731,
+    port: Annotated[
+        int, typer.Option(help="Port on 127.0.0.1 (default 0: a free port the OS picks)")
+    ] = 0,
 ) -> None:
     """A local web page showing one blind item at a time; every verdict is saved at once."""
     from twinbench.audit.serve import Session, make_server
 
-    server = make_server(Session(folder, annotator), port)
+    try:
+        server = make_server(Session(folder, annotator), port)
+    except OSError as exc:
+        raise InputError(f"--port {port}: cannot listen on 127.0.0.1 ({exc.strerror})") from None
     console.print(
         f"annotator {annotator}: open http://127.0.0.1:{server.server_address[1]}/ "
-        "(Ctrl-C to stop; verdicts are saved as you go)"
+        "(Ctrl-C to stop; verdicts are saved as you go)",
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
     )
     try:
         server.serve_forever()

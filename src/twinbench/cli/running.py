@@ -9,13 +9,15 @@ from typing import Annotated, Any
 import typer
 
 from twinbench.cli.common import (
+    LANGUAGES_HELP,
     app,
     console,
     errors,
     parse_languages,
     user_errors,
 )
-from twinbench.jsonl import atomic_write, write_json
+from twinbench.jsonl import dumps_json
+from twinbench.outputs import write_set
 
 
 def _progress_bar() -> Any:
@@ -161,10 +163,7 @@ def evaluate(
             "smollm2 under 15 minutes)",
         ),
     ] = EVAL_PAIRS_PER_FAMILY,
-    languages: Annotated[
-        str | None,
-        typer.Option(help="Declared languages (default: what the system's card declares)"),
-    ] = None,
+    languages: Annotated[str | None, typer.Option(help=LANGUAGES_HELP)] = None,
 ) -> None:
     """The main job: build the default benchmark, run the system, grade, write the report.
 
@@ -177,7 +176,7 @@ def evaluate(
     from twinbench.metrics.cost import load_cost_table
     from twinbench.metrics.summary import summarize
     from twinbench.render import metrics_markdown, metrics_table
-    from twinbench.run import RunPlan
+    from twinbench.run import RunPlan, run_languages
     from twinbench.systems import make_system
 
     declared = parse_languages(languages) if languages else None
@@ -202,14 +201,14 @@ def evaluate(
             make_system("shortcut", options), RunPlan(items), out / "runs" / "shortcut", seed, bench
         )
     console.print(f"[bold]3/4[/bold] grading {run_dir / 'responses.jsonl'}")
-    expected = expected_table(items, declared or chosen.card.languages)
+    expected = expected_table(items, run_languages(run_dir, declared))
     summary = summarize(
         grade_file(run_dir / "responses.jsonl", expected), load_cost_table(), expected.languages
     )
     summary["system_card"] = chosen.card.model_dump(mode="json")
-    write_json(run_dir / "metrics.json", summary)
-    with atomic_write(run_dir / "metrics.md") as handle:
-        handle.write(metrics_markdown(summary))
+    write_set(
+        run_dir, {"metrics.json": dumps_json(summary), "metrics.md": metrics_markdown(summary)}
+    )
     console.print(
         f"[bold]4/4[/bold] writing the report: {out / 'metrics.json'}, "
         f"{out / 'report.md'}, {out / 'report.html'}"

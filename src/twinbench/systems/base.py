@@ -9,7 +9,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from twinbench.records import Question, ReasonCode, Response
+from twinbench.records import Question, Response
 
 
 class SystemCard(BaseModel):
@@ -45,8 +45,7 @@ class SystemOptions(BaseModel):
 class Request:
     """One item as a system sees it: the state and the question (options already permuted).
 
-    `family` is a hint for baselines only (always-abstain with the family's code); real
-    adapters never send it anywhere.
+    Nothing else: no family, no expected answer, nothing a system could read the label from.
     """
 
     item_id: str
@@ -54,7 +53,6 @@ class Request:
     question: Question
     trial: int = 0
     permutation: int = 0
-    family: ReasonCode | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 

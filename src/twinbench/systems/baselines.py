@@ -14,29 +14,34 @@ from twinbench.systems.prompt import answer_choices
 
 
 class AlwaysAbstain:
-    """Abstains on every item, with the item family's code (`family`) or one fixed code."""
+    """Abstains on every item with one fixed code (default `underspecified_state`).
+
+    It cannot use "the item's family": a system never sees the label it is graded on.
+    """
 
     def __init__(self, code: str | None = None) -> None:
-        if code not in (None, "family", *ReasonCode):
+        if code == "family":
             raise InputError(
-                f"always-abstain: unknown code {code!r}; use family or one of "
-                f"{', '.join(ReasonCode)}"
+                "always-abstain:family is gone: systems never see an item's family; "
+                f"use always-abstain:CODE with one of {', '.join(ReasonCode)}"
             )
-        self.code = None if code in (None, "family") else ReasonCode(code)
-        label = self.code.value if self.code else "family"
+        if code not in (None, *ReasonCode):
+            raise InputError(
+                f"always-abstain: unknown code {code!r}; use one of {', '.join(ReasonCode)}"
+            )
+        self.code = ReasonCode(code or ReasonCode.UNDERSPECIFIED_STATE)
         self.card = SystemCard(
-            name=f"always-abstain:{label}",
-            version="1",
+            name=f"always-abstain:{self.code.value}",
+            version="2",
             languages=("en",),
-            notes=f"abstains with code: {label}",
+            notes=f"abstains with code: {self.code.value}",
         )
 
     def respond(self, requests: Sequence[Request]) -> list[Response]:
-        out = []
-        for req in requests:
-            code = self.code or req.family or ReasonCode.UNDERSPECIFIED_STATE
-            out.append(response(req, self.card.name, abstain=True, reason=code, latency_ms=0.0))
-        return out
+        return [
+            response(req, self.card.name, abstain=True, reason=self.code, latency_ms=0.0)
+            for req in requests
+        ]
 
 
 class AlwaysAnswer:
@@ -70,7 +75,7 @@ class AlwaysAnswer:
 
 
 def always_abstain(arg: str | None, options: SystemOptions) -> AlwaysAbstain:
-    """Factory for `always-abstain[:CODE|family]`."""
+    """Factory for `always-abstain[:CODE]`."""
     return AlwaysAbstain(arg)
 
 
