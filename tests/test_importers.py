@@ -161,9 +161,13 @@ def test_mnli_swaps_the_contradiction_for_the_entailment() -> None:
 
 
 def test_mnli_skips_a_premise_whose_hypotheses_collide(tmp_path: Path) -> None:
-    rows = (SOURCES / FIXTURES["mnli"]).read_text("utf-8").replace(
-        '"sentence2": "The budget raises spending on roads."',
-        '"sentence2": "the council rejected the new budget"',
+    rows = (
+        (SOURCES / FIXTURES["mnli"])
+        .read_text("utf-8")
+        .replace(
+            '"sentence2": "The budget raises spending on roads."',
+            '"sentence2": "the council rejected the new budget"',
+        )
     )
     path = tmp_path / "mnli.jsonl"
     path.write_text(rows, "utf-8")
@@ -341,23 +345,46 @@ def _mnli_hub(datasets: Any, folder: Path) -> Path:
 
 XNLI_ROWS = {  # language -> (premise, entailment, neutral, contradiction) for two premises
     "en": [
-        ("The shop closes at six on weekdays.", "The shop is open before six on weekdays.",
-         "The shop sells fresh bread.", "The shop closes at nine on weekdays."),
-        ("The bus leaves every ten minutes.", "Buses leave more than once an hour.",
-         "The bus is always full.", "The bus leaves once a day."),
+        (
+            "The shop closes at six on weekdays.",
+            "The shop is open before six on weekdays.",
+            "The shop sells fresh bread.",
+            "The shop closes at nine on weekdays.",
+        ),
+        (
+            "The bus leaves every ten minutes.",
+            "Buses leave more than once an hour.",
+            "The bus is always full.",
+            "The bus leaves once a day.",
+        ),
     ],
     "es": [
-        ("La tienda cierra a las seis entre semana.",
-         "La tienda está abierta antes de las seis entre semana.",
-         "La tienda vende pan fresco.", "La tienda cierra a las nueve entre semana."),
-        ("El autobús sale cada diez minutos.", "Los autobuses salen más de una vez por hora.",
-         "El autobús siempre va lleno.", "El autobús sale una vez al día."),
+        (
+            "La tienda cierra a las seis entre semana.",
+            "La tienda está abierta antes de las seis entre semana.",
+            "La tienda vende pan fresco.",
+            "La tienda cierra a las nueve entre semana.",
+        ),
+        (
+            "El autobús sale cada diez minutos.",
+            "Los autobuses salen más de una vez por hora.",
+            "El autobús siempre va lleno.",
+            "El autobús sale una vez al día.",
+        ),
     ],
     "ru": [
-        ("Магазин закрывается в шесть по будним дням.", "Магазин открыт до шести по будним дням.",
-         "Магазин продаёт свежий хлеб.", "Магазин закрывается в девять по будним дням."),
-        ("Автобус уходит каждые десять минут.", "Автобусы уходят чаще раза в час.",
-         "Автобус всегда переполнен.", "Автобус уходит раз в день."),
+        (
+            "Магазин закрывается в шесть по будним дням.",
+            "Магазин открыт до шести по будним дням.",
+            "Магазин продаёт свежий хлеб.",
+            "Магазин закрывается в девять по будним дням.",
+        ),
+        (
+            "Автобус уходит каждые десять минут.",
+            "Автобусы уходят чаще раза в час.",
+            "Автобус всегда переполнен.",
+            "Автобус уходит раз в день.",
+        ),
     ],
 }
 #: hub order: premise 1 as entailment, neutral, contradiction; premise 2 as contradiction,
@@ -368,8 +395,11 @@ XNLI_ORDER = [(0, 0), (0, 1), (0, 2), (1, 2), (1, 0), (1, 1)]
 def _xnli_per_language(datasets: Any, folder: Path) -> Path:
     """facebook/xnli's per-language configs (premise, hypothesis, label), one folder each."""
     features = datasets.Features(
-        {"premise": datasets.Value("string"), "hypothesis": datasets.Value("string"),
-         "label": _label(datasets)}
+        {
+            "premise": datasets.Value("string"),
+            "hypothesis": datasets.Value("string"),
+            "label": _label(datasets),
+        }
     )
     for language, premises in XNLI_ROWS.items():
         rows = [

@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -61,6 +62,25 @@ def _jev_run(bench: Path, url: str, *extra: str) -> list[str]:
     )
 
 
+def _held(handle: Any, after: int) -> tuple[Any, threading.Event, threading.Event]:
+    """`handle`, but request number `after + 1` and later wait until `release` is set;
+    `holding` is set once one is waiting. The run is then stopped at a known point, whatever
+    the machine's speed (no race between the test's signal and the run finishing)."""
+    release, holding = threading.Event(), threading.Event()
+    lock, count = threading.Lock(), [0]
+
+    def wrapped(path: str, body: Any) -> tuple[int, Any]:
+        with lock:
+            count[0] += 1
+            number = count[0]
+        if number > after:
+            holding.set()
+            release.wait(120)
+        return handle(path, body)  # type: ignore[no-any-return]
+
+    return wrapped, release, holding
+
+
 def _strip(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(
         ({k: v for k, v in r.items() if k != "latency_ms"} for r in rows),
@@ -69,16 +89,19 @@ def _strip(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def test_kill_9_then_resume_equals_an_uninterrupted_run(bench: Path, tmp_path: Path) -> None:
-    with serve(systemone_handler(jev=True, delay_s=0.03)) as (url, log):
+    handle, release, holding = _held(systemone_handler(jev=True), after=24)
+    with serve(handle) as (url, log):
         killed, clean = tmp_path / "killed", tmp_path / "clean"
         args = _jev_run(bench, url, "--permutations", "2", "--out", str(killed))
         process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        _wait_lines(killed / "responses.jsonl", 20)
+        assert holding.wait(120), "the run never reached request 25"
+        _wait_lines(killed / "responses.jsonl", 24)  # batches of 2: all 24 answered are written
         os.kill(process.pid, signal.SIGKILL)
         process.wait()
+        release.set()
         done_before, _ = read_done(killed / "responses.jsonl")
         seen_before = len(log)
-        assert 20 <= len(done_before) < 168
+        assert len(done_before) == 24
         finished = subprocess.run(args, capture_output=True, text=True)
         assert finished.returncode == 0, finished.stderr
         resent = [(body["state"], body["questions"]["q"]) for _, body in log[seen_before:]]
@@ -134,15 +157,18 @@ def test_torn_last_line_is_cut_and_resumed(bench: Path, tmp_path: Path, runner: 
 
 
 def test_ctrl_c_leaves_a_resumable_run(bench: Path, tmp_path: Path) -> None:
-    with serve(systemone_handler(jev=True, delay_s=0.05)) as (url, _):
+    handle, release, holding = _held(systemone_handler(jev=True), after=6)
+    with serve(handle) as (url, _):
         out = tmp_path / "run"
         args = _jev_run(bench, url, "--out", str(out))
         process = subprocess.Popen(
             args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
         )
+        assert holding.wait(120), "the run never reached request 7"
         _wait_lines(out / "responses.jsonl", 6)
-        process.send_signal(signal.SIGINT)
-        _, stderr = process.communicate(timeout=60)
+        process.send_signal(signal.SIGINT)  # while request 7 is in flight: the run is not done
+        release.set()
+        _, stderr = process.communicate(timeout=120)
         assert process.returncode == 130
         assert "run the same command again to resume" in stderr
         assert json.loads((out / "run.json").read_text())["status"] == "interrupted"

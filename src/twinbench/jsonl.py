@@ -15,6 +15,7 @@ import orjson
 from pydantic import BaseModel, ValidationError
 
 T = TypeVar("T", bound=BaseModel)
+_BOM = b"\xef\xbb\xbf"
 
 
 class InputError(Exception):
@@ -31,6 +32,22 @@ def check_readable(path: Path) -> None:
         raise InputError(f"{path}: file is empty (expected one JSON object per line)")
 
 
+def read_text(path: Path | str) -> str:
+    """The text of a UTF-8 file (without a leading byte-order mark); a byte that is not UTF-8
+    is an InputError naming its line."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    data = data.removeprefix(_BOM)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        problem = f"not UTF-8 text (byte 0x{data[exc.start]:02x})"
+        raise InputError(f"{path}:{line}: {problem}") from None
+
+
 def _json_problem(path: Path, lineno: int, line: bytes, exc: Exception) -> InputError:
     text = line.decode("utf-8", "replace").strip()
     if lineno == 1 and "," in text and not text.startswith(("{", "[")):
@@ -38,7 +55,6 @@ def _json_problem(path: Path, lineno: int, line: bytes, exc: Exception) -> Input
     return InputError(f"{path}:{lineno}: invalid JSON ({exc})")
 
 
-_BOM = b"\xef\xbb\xbf"
 _SPACED_KEY = re.compile(rb'"\s+:')
 
 

@@ -3,15 +3,25 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 from typer.testing import CliRunner
 
 from conftest import read_rows, write_rows
-from twinbench.audit.human import fleiss_kappa_yesno, reweighted_error, threshold_analysis
+from twinbench.audit.human import (
+    extend_errata,
+    fleiss_kappa_yesno,
+    package,
+    reweighted_error,
+    sample,
+    threshold_analysis,
+)
 from twinbench.cli import app
+from twinbench.jsonl import InputError
 
 
 def test_fleiss_kappa_by_hand() -> None:
@@ -124,3 +134,206 @@ def test_three_annotators_two_passes_end_to_end(tmp_path: Path, runner: CliRunne
     ids = {r["id"] for r in read_rows(rebuilt / "items.jsonl")}
     assert not {e["item_id"] for e in listed["entries"]} & ids
     assert json.loads((rebuilt / "manifest.json").read_text())["errata"]["dropped_pairs"] == 3
+
+
+# --- `audit score` on bad input: exit 2, one `FILE:LINE: problem` line, nothing written -----
+
+
+def _package(tmp_path: Path) -> Path:
+    """A 4-item, 3-annotator package with every pass-two verdict filled in (all yes)."""
+    rows = [
+        {"id": f"g:{n}:u", "twin_id": None, "pair_id": f"g:{n}", "family": "fam", "score": n,
+         "state": f"State {n}.", "question": {"type": "noul", "instructions": "Is it?"}}
+        for n in range(4)
+    ]  # fmt: skip
+    folder = tmp_path / "package"
+    package(sample(rows, ["family"], 4, 0), {}, ["a", "b", "c"], folder, 0)
+    for annotator in "abc":
+        path = folder / "verdicts" / f"{annotator}_pass2.jsonl"
+        filled = [
+            {**r, "answers": {"item_unanswerable": "yes", "twin_answerable": "yes", "why": "ok"}}
+            for r in read_rows(path)
+        ]
+        write_rows(path, filled)
+    return folder
+
+
+def _score_refused(runner: CliRunner, folder: Path, message: str, *extra: str) -> str:
+    errata = folder.parent / "errata.json"
+    before = errata.read_bytes() if errata.exists() else None
+    result = runner.invoke(app, ["audit", "score", str(folder), "--errata", str(errata), *extra])
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    (line,) = result.stderr.strip().splitlines()
+    assert re.search(message, line), line
+    assert not (folder / "audit-score.json").exists()
+    assert (errata.read_bytes() if errata.exists() else None) == before
+    return line
+
+
+def test_a_filled_package_scores_and_extends_its_errata(tmp_path: Path, runner: CliRunner) -> None:
+    folder = _package(tmp_path)
+    errata = tmp_path / "errata.json"
+    for version in (1, 2):
+        result = runner.invoke(app, ["audit", "score", str(folder), "--errata", str(errata)])
+        assert result.exit_code == 0, result.output
+        assert json.loads(errata.read_text())["version"] == version
+
+
+def _edit_key(folder: Path, edit: Any) -> None:
+    path = folder / "KEY.json"
+    key = json.loads(path.read_text("utf-8"))
+    edit(key)
+    path.write_text(json.dumps(key, indent=2), "utf-8")
+
+
+def _first(key: dict[str, Any]) -> dict[str, Any]:
+    entry: dict[str, Any] = key["items"][sorted(key["items"])[0]]
+    return entry
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda k: k.pop("items"), r"KEY\.json: items: Field required$"),
+        (
+            lambda k: k.update(annotators="abc"),
+            r"KEY\.json: annotators: Input should be a valid list$",
+        ),
+        (
+            lambda k: _first(k).pop("stratum_share"),
+            r"KEY\.json: items\.b-\w+\.stratum_share: Field required$",
+        ),
+        (
+            lambda k: _first(k).update(stratum_share=float("nan")),
+            r"KEY\.json: items\.b-\w+\.stratum_share: Input should be a finite number$",
+        ),
+        (
+            lambda k: _first(k).update(id=7),
+            r"KEY\.json: items\.b-\w+\.id: Input should be a valid string$",
+        ),
+    ],
+    ids=["items", "annotators", "share", "nan-share", "id"],
+)
+def test_audit_score_names_the_bad_field_of_the_key(
+    edit: Any, message: str, tmp_path: Path, runner: CliRunner
+) -> None:
+    folder = _package(tmp_path)
+    _edit_key(folder, edit)
+    _score_refused(runner, folder, message)
+
+
+def test_audit_score_names_the_line_of_a_key_that_is_not_json(
+    tmp_path: Path, runner: CliRunner
+) -> None:
+    folder = _package(tmp_path)
+    path = folder / "KEY.json"
+    lines = path.read_text("utf-8").splitlines()
+    lines[3] += " oops"
+    path.write_text("\n".join(lines), "utf-8")
+    _score_refused(runner, folder, r"KEY\.json:4: invalid JSON \(")
+    path.write_bytes(b'{\n"seed": 0,\n"x": "\xff"\n}')
+    _score_refused(runner, folder, r"KEY\.json:3: not UTF-8 text \(byte 0xff\)$")
+
+
+def _edit_verdict(folder: Path, line: int, edit: Any) -> Path:
+    path = folder / "verdicts" / "b_pass2.jsonl"
+    rows = read_rows(path)
+    edit(rows[line - 1])
+    write_rows(path, rows)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("line", "edit", "message"),
+    [
+        (2, lambda r: r.pop("blind_id"), r"b_pass2\.jsonl:2: missing key 'blind_id'$"),
+        (3, lambda r: r.update(blind_id=3), r"b_pass2\.jsonl:3: 'blind_id' must be a string$"),
+        (1, lambda r: r.update(answers=None), r"b_pass2\.jsonl:1: 'answers' must be an object$"),
+        (
+            4,
+            lambda r: r["answers"].update(twin_answerable=None),
+            r"b_pass2\.jsonl:4: twin_answerable: expected yes or no, got None$",
+        ),
+        (
+            2,
+            lambda r: r["answers"].update(item_unanswerable="maybe"),
+            r"b_pass2\.jsonl:2: item_unanswerable: expected yes or no, got 'maybe'$",
+        ),
+    ],
+    ids=["no-blind-id", "blind-id-type", "answers", "null", "maybe"],
+)
+def test_audit_score_names_the_line_of_a_bad_verdict(
+    line: int, edit: Any, message: str, tmp_path: Path, runner: CliRunner
+) -> None:
+    folder = _package(tmp_path)
+    _edit_verdict(folder, line, edit)
+    _score_refused(runner, folder, message)
+
+
+def test_audit_score_names_the_file_missing_a_verdict(tmp_path: Path, runner: CliRunner) -> None:
+    folder = _package(tmp_path)
+    path = folder / "verdicts" / "c_pass2.jsonl"
+    write_rows(path, read_rows(path)[1:])
+    _score_refused(runner, folder, r"c_pass2\.jsonl: no verdict for b-\w+ \(KEY\.json lists it\)$")
+    path.unlink()
+    _score_refused(runner, folder, r"c_pass2\.jsonl: no such file$")
+
+
+def test_audit_score_names_a_threshold_field_that_is_not_a_number(
+    tmp_path: Path, runner: CliRunner
+) -> None:
+    folder = _package(tmp_path)
+    _edit_key(folder, lambda k: _first(k)["row"].update(score="high"))
+    message = r"KEY\.json: items\.b-\w+\.row\.score: expected a number, got 'high'$"
+    _score_refused(runner, folder, message, "--threshold-field", "score")
+
+
+BAD_ERRATA = [
+    (b'{"schema": "twinbench.errata/1",\n "version": 1,\n "entries": [}\n', r":3: invalid JSON \("),
+    (
+        b'{"schema": "twinbench.errata/1", "version": 0, "entries": []}',
+        r": version: Input should be greater than or equal to 1$",
+    ),
+    (
+        b'{"schema": "twinbench.errata/1", "version": 1, "entries": [{"item": "x"}]}',
+        r": entries\.0\.item: Extra inputs are not permitted$",
+    ),
+    (
+        b'{"schema": "other/1", "version": 1, "entries": []}',
+        r": schema: Input should be 'twinbench\.errata/1'$",
+    ),
+    (b'{"version": 1,\n "entries": ["\xe9"]}', r":2: not UTF-8 text \(byte 0xe9\)$"),
+    (b"", r": file is empty \(expected one JSON document\)$"),
+]
+
+
+@pytest.mark.parametrize(("text", "message"), BAD_ERRATA)
+def test_extend_errata_names_an_invalid_existing_file(
+    text: bytes, message: str, tmp_path: Path
+) -> None:
+    path = tmp_path / "errata.json"
+    path.write_bytes(text)
+    with pytest.raises(InputError, match=re.escape(str(path)) + message):
+        extend_errata(path, [])
+
+
+def test_extend_errata_keeps_earlier_entries_not_listed_again(tmp_path: Path) -> None:
+    path = tmp_path / "errata.json"
+    assert extend_errata(path, [{"item_id": "a"}])["version"] == 1
+    path.write_text(json.dumps(extend_errata(path, [{"item_id": "a"}, {"item_id": "b"}])))
+    extended = extend_errata(path, [{"item_id": "b", "reason": "again"}, {"item_id": "c"}])
+    assert extended["version"] == 2
+    assert extended["entries"] == [
+        {"item_id": "a"},
+        {"item_id": "b", "reason": "again"},
+        {"item_id": "c"},
+    ]
+
+
+def test_audit_score_refuses_an_invalid_existing_errata_file(
+    tmp_path: Path, runner: CliRunner
+) -> None:
+    folder = _package(tmp_path)
+    (tmp_path / "errata.json").write_bytes(BAD_ERRATA[0][0])
+    _score_refused(runner, folder, r"errata\.json:3: invalid JSON \(")

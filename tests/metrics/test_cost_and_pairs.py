@@ -1,8 +1,12 @@
+import re
 from pathlib import Path
 
 import numpy as np
 import pytest
+from typer.testing import CliRunner
 
+from conftest import EXAMPLES
+from twinbench.cli import app
 from twinbench.jsonl import InputError
 from twinbench.metrics.cost import cost_weighted_score, load_cost_table
 from twinbench.metrics.pairs import ideal_pair_rate
@@ -48,3 +52,82 @@ def test_ideal_pair_rate_by_hand() -> None:
         correct=np.array([T, T, T, F, T]),
     )
     assert result == {"rate": 0.5, "ideal": 1, "pairs": 2}
+
+
+# --- bad cost tables: `twinbench grade --costs` exits 2 naming the file and the field --------
+
+FAMILY_NAMES = ("underspecified_state", "contradictory_options", "out_of_language")
+
+
+def _toml(correct: str) -> str:
+    return "".join(
+        f"[{name}]\ncorrect = {correct if n == 1 else '1.0'}\nwrong = -1.0\nabstain = 0.0\n"
+        for n, name in enumerate(FAMILY_NAMES)
+    )
+
+
+def _json(correct: str) -> str:
+    rows = [
+        f'"{name}": {{"correct": {correct if n == 1 else "1"}, "wrong": -1, "abstain": 0}}'
+        for n, name in enumerate(FAMILY_NAMES)
+    ]
+    return "{\n" + ",\n".join(rows) + "\n}\n"
+
+
+FIELD = r"contradictory_options\.correct: "
+BAD_TABLES = [
+    ("costs.toml", _toml("nan"), FIELD + "Input should be a finite number$"),
+    ("costs.toml", _toml("inf"), FIELD + "Input should be a finite number$"),
+    ("costs.toml", _toml("-inf"), FIELD + "Input should be a finite number$"),
+    ("costs.toml", _toml("1e999"), FIELD + "Input should be a finite number$"),
+    ("costs.toml", _toml("true"), FIELD + "Input should be a valid number$"),
+    ("costs.toml", _toml('"1.0"'), FIELD + "Input should be a valid number$"),
+    (
+        "costs.toml",
+        _toml("1.0 x"),
+        r"costs\.toml:6: cannot parse cost table \(Expected newline.*statement\)$",
+    ),
+    ("costs.json", _json("NaN"), FIELD + "Input should be a finite number$"),
+    ("costs.json", _json("Infinity"), FIELD + "Input should be a finite number$"),
+    ("costs.json", _json("1e999"), FIELD + "Input should be a finite number$"),
+    ("costs.json", _json("null"), FIELD + "Input should be a valid number$"),
+    ("costs.json", _json("1,"), r"costs\.json:3: cannot parse cost table \("),
+    ("costs.json", "[1, 2]", r"costs\.json: Input should be a valid dictionary"),
+]
+
+
+@pytest.mark.parametrize(("name", "text", "message"), BAD_TABLES)
+def test_bad_cost_tables_name_the_file_and_field(
+    name: str, text: str, message: str, tmp_path: Path
+) -> None:
+    path = tmp_path / name
+    path.write_text(text, "utf-8")
+    with pytest.raises(InputError) as raised:
+        load_cost_table(path)
+    assert re.search(rf"{re.escape(str(path))}(:\d+)?: ", str(raised.value))
+    assert re.search(message, str(raised.value)), raised.value
+
+
+def test_cost_table_that_is_not_utf8_names_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "costs.toml"
+    path.write_bytes(_toml("1.0").replace("wrong", "# caf\xe9\nwrong", 2).encode("latin-1"))
+    with pytest.raises(InputError, match=r"costs\.toml:3: not UTF-8 text \(byte 0xe9\)$"):
+        load_cost_table(path)
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "message"),
+    [BAD_TABLES[0], BAD_TABLES[3], BAD_TABLES[7], BAD_TABLES[9], ("costs.toml", b"\xff", ":1: ")],
+)
+def test_grade_refuses_a_bad_cost_table(
+    name: str, text: str | bytes, message: str, tmp_path: Path, runner: CliRunner
+) -> None:
+    path = tmp_path / name
+    path.write_bytes(text if isinstance(text, bytes) else text.encode())
+    out = tmp_path / "out"
+    args = ["grade", "-i", str(EXAMPLES / "items.jsonl"), "-r", str(EXAMPLES / "responses.jsonl")]
+    result = runner.invoke(app, [*args, "--costs", str(path), "--out", str(out)])
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output and not out.exists()
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith(f"error: {path}:") and re.search(message, line), line

@@ -9,12 +9,15 @@
   written apart.
 * `score`: 2-of-3 majority per item and question, Fleiss' kappa per question (statsmodels),
   per-stratum error rates reweighted by stratum share into a population error rate with a
-  stratified bootstrap interval, a threshold analysis on a numeric field, and `errata.json`.
+  stratified bootstrap interval, a threshold analysis on a numeric field, and `errata.json`
+  (`extend_errata`). A KEY.json, verdict file or errata file that is not what `package` and
+  `score` write is one InputError naming the file and the line (or the field).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 from collections import defaultdict
 from collections.abc import Sequence
@@ -22,9 +25,17 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from twinbench.errata import ERRATA_SCHEMA
-from twinbench.jsonl import InputError, iter_json_lines, write_json, write_jsonl
+from twinbench.errata import ERRATA_SCHEMA, Errata
+from twinbench.jsonl import (
+    InputError,
+    describe_validation_error,
+    iter_json_lines,
+    read_text,
+    write_json,
+    write_jsonl,
+)
 
 RUBRIC: list[dict[str, str]] = [
     {
@@ -46,6 +57,10 @@ RUBRIC: list[dict[str, str]] = [
         "pass2": "Why, in one short clause?",
     },
 ]
+
+
+#: the rubric's yes/no questions that `score` reads from the pass-two verdicts
+YES_NO = ("item_unanswerable", "twin_answerable")
 
 
 def field(row: dict[str, Any], path: str) -> Any:
@@ -219,9 +234,63 @@ def threshold_analysis(values: np.ndarray, wrong: np.ndarray) -> dict[str, Any]:
     return {"by_value": table, "best_threshold": best, "errors_at_best": best_errors}
 
 
-def _verdicts(folder: Path, annotator: str, number: int) -> dict[str, dict[str, Any]]:
+class KeyEntry(BaseModel):
+    """What KEY.json says of one blind id: the item, its stratum and the stratum's share."""
+
+    model_config = ConfigDict(extra="allow", frozen=True, allow_inf_nan=False)
+
+    id: str = Field(min_length=1)
+    stratum: dict[str, Any]
+    stratum_share: float = Field(gt=0, le=1)
+    row: dict[str, Any]
+
+
+class Key(BaseModel):
+    """KEY.json, as `package` writes it: annotators and blind id -> KeyEntry."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    annotators: list[str] = Field(min_length=1)
+    items: dict[str, KeyEntry] = Field(min_length=1)
+
+
+def _json_document(path: Path) -> Any:
+    """One JSON document; text that is not UTF-8 or not JSON is an InputError naming its line."""
+    text = read_text(path)
+    if not text.strip():
+        raise InputError(f"{path}: file is empty (expected one JSON document)")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}:{exc.lineno}: invalid JSON ({exc.msg})") from None
+
+
+def load_key(path: Path) -> Key:
+    """Read a package's KEY.json; problems name the file (and line, or the field)."""
+    if not path.is_file():
+        raise InputError(f"{path}: no such file (run twinbench audit package first)")
+    try:
+        return Key.model_validate(_json_document(path))
+    except ValidationError as exc:
+        raise InputError(f"{path}: {describe_validation_error(exc)}") from None
+
+
+def _verdicts(
+    folder: Path, annotator: str, number: int
+) -> tuple[Path, dict[str, tuple[int, dict[str, Any]]]]:
+    """The verdict file of one annotator and pass, and blind id -> (line, answers)."""
     path = folder / "verdicts" / f"{annotator}_pass{number}.jsonl"
-    return {row["blind_id"]: row["answers"] for _, row in iter_json_lines(path)}
+    found: dict[str, tuple[int, dict[str, Any]]] = {}
+    for line, row in iter_json_lines(path):
+        blind = row.get("blind_id")
+        if not isinstance(blind, str) or not blind:
+            problem = "missing key 'blind_id'" if blind is None else "'blind_id' must be a string"
+            raise InputError(f"{path}:{line}: {problem}")
+        answers = row.get("answers")
+        if not isinstance(answers, dict):
+            raise InputError(f"{path}:{line}: 'answers' must be an object")
+        found[blind] = (line, answers)
+    return path, found
 
 
 def _yes(value: Any, where: str) -> bool:
@@ -232,49 +301,64 @@ def _yes(value: Any, where: str) -> bool:
     raise InputError(f"{where}: expected yes or no, got {value!r}")
 
 
+def _votes(folder: Path, key: Key, blinds: list[str]) -> dict[str, np.ndarray]:
+    """(items x annotators) 0/1 matrices of the pass-two yes/no answers, per question."""
+    votes = {q: np.zeros((len(blinds), len(key.annotators)), dtype=np.int64) for q in YES_NO}
+    for a, annotator in enumerate(key.annotators):
+        path, answers = _verdicts(folder, annotator, 2)
+        for b, blind in enumerate(blinds):
+            if blind not in answers:
+                raise InputError(f"{path}: no verdict for {blind} (KEY.json lists it)")
+            line, given = answers[blind]
+            for q, matrix in votes.items():
+                matrix[b, a] = _yes(given.get(q), f"{path}:{line}: {q}")
+    return votes
+
+
+def _threshold_values(key: Key, blinds: list[str], name: str, path: Path) -> np.ndarray:
+    """The numeric field `name` of each item's row (0 where it is missing)."""
+    values = []
+    for blind in blinds:
+        value = field(key.items[blind].row, name)
+        try:
+            number = float(value or 0) if not isinstance(value, bool | dict | list) else math.nan
+        except ValueError:
+            number = math.nan
+        if not math.isfinite(number):
+            raise InputError(f"{path}: items.{blind}.row.{name}: expected a number, got {value!r}")
+        values.append(number)
+    return np.array(values)
+
+
 def score(
     folder: Path, threshold_field: str | None = None, resamples: int = 10_000, seed: int = 0
 ) -> dict[str, Any]:
     """Score a finished package folder; returns the scores and the errata entries."""
     key_path = folder / "KEY.json"
-    if not key_path.is_file():
-        raise InputError(f"{key_path}: no such file (run twinbench audit package first)")
-    import json
-
-    key = json.loads(key_path.read_text("utf-8"))
-    annotators, blinds = key["annotators"], sorted(key["items"])
-    votes: dict[str, np.ndarray] = {}
-    for q in ("item_unanswerable", "twin_answerable"):
-        matrix = np.zeros((len(blinds), len(annotators)), dtype=np.int64)
-        for a, annotator in enumerate(annotators):
-            answers = _verdicts(folder, annotator, 2)
-            for b, blind in enumerate(blinds):
-                value = answers.get(blind, {}).get(q)
-                matrix[b, a] = _yes(value, f"{annotator}_pass2 {blind} {q}")
-        votes[q] = matrix
-    majority = {q: m.sum(axis=1) * 2 > len(annotators) for q, m in votes.items()}
+    key = load_key(key_path)
+    blinds = sorted(key.items)
+    votes = _votes(folder, key, blinds)
+    majority = {q: m.sum(axis=1) * 2 > len(key.annotators) for q, m in votes.items()}
     wrong = ~majority["item_unanswerable"] | ~majority["twin_answerable"]
-    strata = np.array([json.dumps(key["items"][b]["stratum"], sort_keys=True) for b in blinds])
-    shares = {s: key["items"][b]["stratum_share"] for b, s in zip(blinds, strata, strict=True)}
+    strata = np.array([json.dumps(key.items[b].stratum, sort_keys=True) for b in blinds])
+    shares = {s: key.items[b].stratum_share for b, s in zip(blinds, strata, strict=True)}
     result: dict[str, Any] = {
         "items": len(blinds),
-        "annotators": annotators,
+        "annotators": key.annotators,
         "fleiss_kappa": {q: fleiss_kappa_yesno(m) for q, m in votes.items()},
         "audited_wrong": int(wrong.sum()),
         "error_rate": reweighted_error(wrong, strata, shares, resamples, seed),
     }
     if threshold_field:
-        values = np.array(
-            [float(field(key["items"][b]["row"], threshold_field) or 0) for b in blinds]
-        )
+        values = _threshold_values(key, blinds, threshold_field, key_path)
         result["threshold"] = {"field": threshold_field, **threshold_analysis(values, wrong)}
     result["errata"] = {
         "schema": ERRATA_SCHEMA,
         "version": 1,
         "entries": [
             {
-                "item_id": key["items"][b]["id"],
-                "pair_id": field(key["items"][b]["row"], "pair_id"),
+                "item_id": key.items[b].id,
+                "pair_id": field(key.items[b].row, "pair_id"),
                 "reason": "audited wrong by majority",
             }
             for b, w in zip(blinds, wrong, strict=True)
@@ -282,3 +366,23 @@ def score(
         ],
     }
     return result
+
+
+def extend_errata(path: Path, entries: list[dict[str, Any]]) -> dict[str, Any]:
+    """The errata document to write at `path`: version 1 of `entries`, or, where an errata
+    file is already there, its next version: its entries not listed again, then `entries`.
+
+    An existing file that is not a valid errata file is an InputError naming it (and the line).
+    """
+    if not path.exists():
+        return {"schema": ERRATA_SCHEMA, "version": 1, "entries": entries}
+    if not path.is_file():
+        raise InputError(f"{path}: not a file")
+    previous = _json_document(path)
+    try:
+        version = Errata.model_validate(previous).version
+    except ValidationError as exc:
+        raise InputError(f"{path}: {describe_validation_error(exc)}") from None
+    known = {e["item_id"] for e in entries}
+    kept = [e for e in previous["entries"] if e.get("item_id") not in known]
+    return {"schema": ERRATA_SCHEMA, "version": version + 1, "entries": kept + entries}

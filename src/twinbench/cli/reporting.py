@@ -259,17 +259,12 @@ def audit_score(
     seed: Annotated[int, typer.Option(help="Bootstrap seed")] = 0,
 ) -> None:
     """Majority verdicts, Fleiss' kappa, reweighted error rate, and a versioned errata file."""
-    from twinbench.audit.human import score
+    from twinbench.audit.human import extend_errata, score
 
     result = score(folder, threshold_field, seed=seed)
-    entries = result.pop("errata")["entries"]
-    version = 1
-    if errata.is_file():
-        previous = json.loads(errata.read_text("utf-8"))
-        version = int(previous.get("version", 0)) + 1
-        known = {e["item_id"] for e in entries}
-        entries = [e for e in previous.get("entries", []) if e["item_id"] not in known] + entries
-    write_json(errata, {"schema": "twinbench.errata/1", "version": version, "entries": entries})
+    document = extend_errata(errata, result.pop("errata")["entries"])
+    version = document["version"]
+    write_json(errata, document)
     write_json(folder / "audit-score.json", result)
     rate = result["error_rate"]
     kappas = ", ".join(

@@ -7,17 +7,23 @@ one holding data files (parquet, JSON Lines, CSV) as a hub snapshot does. CONFIG
 several configs joined by commas (``en,es,ru``); for a local folder each config is its
 subfolder, as in the hub's per-config layout. Each row carries the config it came from in
 `_config` and its position in that config's split in `_row`.
+
+Official files are read with `read_text` and `csv_rows`, and fields checked with `required`,
+so that bad input is one `InputError` naming the file, the line (a CSV file's row number,
+the header being row 1) and what is wrong.
 """
 
 from __future__ import annotations
 
+import csv
+import io
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from twinbench.jsonl import InputError
+from twinbench.jsonl import InputError, read_text
 from twinbench.normalize import normalize_option
 
 
@@ -72,6 +78,64 @@ def _split_of(loaded: Any, split: str, spec: str) -> Any:
     if len(splits) == 1:
         return loaded[splits[0]]
     raise InputError(f"{spec}: no split {split!r} (the folder has {', '.join(splits)})")
+
+
+def csv_rows(
+    path: Path | str, columns: Sequence[str], what: str, **dialect: Any
+) -> list[tuple[int, dict[str, str]]]:
+    """(row number, row) of a CSV file whose header (row 1) has `columns` among its own.
+
+    Blank rows are skipped but counted; a row with more or fewer fields than the header is an
+    InputError naming its row, as is a header without `columns` (`what` names the format).
+    """
+    reader = csv.reader(io.StringIO(read_text(path), newline=""), **dialect)
+    rows: list[tuple[int, dict[str, str]]] = []
+    try:
+        header = next(reader, [])
+        missing = [c for c in columns if c not in header]
+        if missing:
+            raise InputError(
+                f"{path}:1: expected {what} columns {', '.join(columns)} "
+                f"(missing: {', '.join(missing)})"
+            )
+        for number, fields in enumerate(reader, start=2):
+            if not fields:
+                continue
+            if len(fields) != len(header):
+                raise InputError(
+                    f"{path}:{number}: {len(fields)} fields, the header has {len(header)}"
+                )
+            rows.append((number, dict(zip(header, fields, strict=True))))
+    except csv.Error as exc:
+        raise InputError(f"{path}:{reader.line_num}: not {what} CSV ({exc})") from None
+    return rows
+
+
+_KINDS = {str: "a string", list: "a list", dict: "an object", bool: "true or false"}
+
+
+def type_name(value: Any) -> str:
+    """The JSON name of a value's type: null, int, str, list, dict, ..."""
+    return "null" if value is None else type(value).__name__
+
+
+def required(row: dict[str, Any], key: str, kind: type, where: str) -> Any:
+    """`row[key]`, which must be a `kind`; else an InputError `WHERE: missing key 'KEY'` or
+    `WHERE: 'KEY' must be a string, got int`."""
+    if key not in row:
+        raise InputError(f"{where}: missing key {key!r}")
+    value = row[key]
+    if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
+        raise InputError(
+            f"{where}: {key!r} must be {_KINDS.get(kind, kind.__name__)}, got {type_name(value)}"
+        )
+    return value
+
+
+def hf_where(spec: Path | str, row: dict[str, Any]) -> str:
+    """Where an `hf:` row came from, for messages: `hf:NAME: row 12` (`[config]` if any)."""
+    config = f" [{row['_config']}]" if row.get("_config") else ""
+    return f"{spec}: row {row.get('_row', '?')}{config}"
 
 
 def distinct_options(options: Iterable[str]) -> list[str]:

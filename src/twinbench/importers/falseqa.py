@@ -10,43 +10,47 @@ any other order is rejected rather than guessed at (a shuffled sample has no pai
 One pair per false-premise row: the state is the first rebuttal followed by the true-premise
 answer; the item asks the false-premise question, the twin the true-premise one, both over
 the true-premise answer and two other pairs' answers (never yes/no answers, which could
-answer any polar question; never one equal to another option after normalisation).
+answer any polar question; never one equal to another option after normalisation). A pair
+with a blank question, rebuttal or answer is skipped; a row with a missing field or a label
+other than 0 or 1 is refused, naming its CSV row (the header is row 1).
 """
 
 from __future__ import annotations
 
 import ast
-import csv
 from pathlib import Path
 from typing import Any
 
 from twinbench.generators.base import Pair, item_seed, make_pair, permute_options
-from twinbench.importers._common import hf_rows, pick_distractors
+from twinbench.importers._common import csv_rows, hf_rows, hf_where, pick_distractors, required
 from twinbench.jsonl import InputError
 from twinbench.normalize import normalize_option
 from twinbench.records import ChoiceQuestion, GeneratorRef, ReasonCode
 
 GENERATOR = GeneratorRef(name="falseqa_import", version="2.0.0")
 DISTRACTORS = 2
+COLUMNS = ("question", "answer", "label")
 POLAR = {"yes", "no", "yeah", "nope"}
 
 
 def _rows(path: Path | str) -> list[dict[str, Any]]:
+    """The rows of the file or `hf:` dataset, each with a question, an answer and a label."""
     rows = hf_rows(path, "test")
-    if rows is not None:
-        return rows
-    try:
-        with Path(path).open(encoding="utf-8", newline="") as handle:
-            reader = csv.DictReader(handle)
-            if not {"question", "answer", "label"} <= set(reader.fieldnames or ()):
-                raise InputError(f"{path}:1: expected FalseQA columns question, answer, label")
-            return list(reader)
-    except (OSError, csv.Error, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: cannot read ({exc})") from None
+    if rows is None:
+        found = [(f"{path}:{n}", row) for n, row in csv_rows(path, COLUMNS, "FalseQA")]
+    else:
+        found = [(hf_where(path, row), row) for row in rows]
+    for where, row in found:
+        for column in ("question", "answer"):
+            required(row, column, str, where)
+        if _label(row) not in ("0", "1"):
+            raise InputError(f"{where}: label must be 0 or 1, got {row.get('label')!r}")
+    return [row for _, row in found]
 
 
 def _label(row: dict[str, Any]) -> str:
-    return str(row["label"]).strip()
+    label = row.get("label")
+    return str(label).strip() if isinstance(label, str | int) else ""
 
 
 def _pairs_of_rows(rows: list[dict[str, Any]], path: Path | str) -> list[tuple[int, int]]:
@@ -92,7 +96,8 @@ def import_falseqa(path: Path | str, seed: int) -> list[Pair]:
         false_row, true_row = rows[f], rows[t]
         said = rebuttals(str(false_row["answer"]))
         answer = answers[n]
-        if not said or not answer:
+        asked = [" ".join(str(row["question"]).split()) for row in (false_row, true_row)]
+        if not said or not answer or not all(asked):
             continue
         key = f"{n:05d}"
         pair_seed = item_seed(seed, GENERATOR.name, key)
@@ -109,17 +114,11 @@ def import_falseqa(path: Path | str, seed: int) -> list[Pair]:
                 pair_seed,
                 item={
                     "state": state,
-                    "question": ChoiceQuestion(
-                        instructions=" ".join(str(false_row["question"]).split()),
-                        options=options,
-                    ),
+                    "question": ChoiceQuestion(instructions=asked[0], options=options),
                 },
                 twin={
                     "state": state,
-                    "question": ChoiceQuestion(
-                        instructions=" ".join(str(true_row["question"]).split()),
-                        options=options,
-                    ),
+                    "question": ChoiceQuestion(instructions=asked[1], options=options),
                 },
                 answer=answer,
                 provenance={

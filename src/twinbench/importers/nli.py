@@ -3,8 +3,10 @@
 Per premise with an entailment, a neutral and a contradiction hypothesis, the item asks
 "Which statement is true according to the text?" over {contradiction, neutral} (the one
 candidate answer is denied by the state and the other is unsupported); the twin swaps the
-contradiction for the entailment, which the state entails. A premise whose hypotheses are
-equal after the published normalisation is skipped (its options would collide).
+contradiction for the entailment, which the state entails. A premise that is blank, or whose
+hypotheses are blank or equal after the published normalisation, is skipped (`unusable`).
+A row with a gold label but no premise id, premise or hypothesis string is refused, naming
+its line (the TSV row number, the header being row 1).
 
 Hypotheses are grouped by premise id: `promptID` (official files and the hub both carry it),
 else `pairID` without its label letter ("31193n" -> "31193"), else (XNLI on the hub, which has
@@ -15,13 +17,18 @@ the same language. The first hypothesis of each label is used.
 from __future__ import annotations
 
 import csv
-import json
 from pathlib import Path
 from typing import Any
 
 from twinbench.generators.base import Pair, item_seed, make_pair, permute_options
-from twinbench.importers._common import distinct_options, hf_rows
-from twinbench.jsonl import InputError
+from twinbench.importers._common import (
+    csv_rows,
+    distinct_options,
+    hf_rows,
+    hf_where,
+    required,
+)
+from twinbench.jsonl import InputError, iter_json_lines
 from twinbench.records import ChoiceQuestion, GeneratorRef, ReasonCode
 
 MNLI = GeneratorRef(name="mnli_import", version="1.1.0")
@@ -31,13 +38,14 @@ LABELS = ("entailment", "neutral", "contradiction")
 Triple = dict[str, str]
 
 
-def hub_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def hub_rows(rows: list[dict[str, Any]], spec: Path | str = "hf") -> list[dict[str, Any]]:
     """Hub-shaped rows (premise, hypothesis, integer label) in the official files' field names
     (sentence1, sentence2, gold_label, promptID, language); all_languages rows are expanded."""
     out: list[dict[str, Any]] = []
     first: dict[tuple[str, str], int] = {}
     for row in rows:
-        for language, premise, hypothesis in _languages(row):
+        where = hf_where(spec, row)
+        for language, premise, hypothesis in _languages(row, where):
             label = row.get("label")
             label = LABELS.index(label) if label in LABELS else label  # a label name, as text
             if label not in (0, 1, 2):  # -1: no gold label
@@ -51,21 +59,29 @@ def hub_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     "sentence2": hypothesis,
                     "promptID": group,
                     "language": language,
+                    "_where": where,
                 }
             )
     return out
 
 
-def _languages(row: dict[str, Any]) -> list[tuple[str, str, str]]:
+def _languages(row: dict[str, Any], where: str) -> list[tuple[str, str, str]]:
     """(language, premise, hypothesis) of one hub row; several for XNLI's all_languages."""
     premise, hypothesis = row.get("premise"), row.get("hypothesis")
     if isinstance(premise, dict) and isinstance(hypothesis, dict):
-        translated = dict(zip(hypothesis["language"], hypothesis["translation"], strict=True))
+        languages = required(hypothesis, "language", list, f"{where}: hypothesis")
+        texts = required(hypothesis, "translation", list, f"{where}: hypothesis")
+        if len(languages) != len(texts):
+            raise InputError(
+                f"{where}: hypothesis has {len(languages)} languages, {len(texts)} translations"
+            )
+        translated = dict(zip(languages, texts, strict=True))
         return [
             (lang, text, translated[lang]) for lang, text in premise.items() if lang in translated
         ]
-    language = row.get("language") or row.get("_config") or "en"
-    return [(str(language), str(premise), str(hypothesis))]
+    language = str(row.get("language") or row.get("_config") or "en")
+    premise = required(row, "premise", str, where)
+    return [(language, premise, required(row, "hypothesis", str, where))]
 
 
 def _group(row: dict[str, Any]) -> str | None:
@@ -77,35 +93,54 @@ def _group(row: dict[str, Any]) -> str | None:
 
 
 def triples(rows: list[dict[str, Any]]) -> dict[tuple[str, str], Triple]:
-    """(premise id, language) -> {"premise", "entailment", "neutral", "contradiction"}."""
+    """(premise id, language) -> {"premise", "entailment", "neutral", "contradiction"}.
+
+    A row is checked where it has a gold label ("-": none, skipped); a row without a premise
+    id, premise or hypothesis string is an InputError naming it (`_where`, from `read_rows`).
+    """
     found: dict[tuple[str, str], Triple] = {}
     for row in rows:
+        where = str(row.get("_where", "row"))
+        label = required(row, "gold_label", str, where)
+        if label not in LABELS:
+            continue
         group = _group(row)
-        if row.get("gold_label") in LABELS and group is not None:
-            slot = found.setdefault((group, str(row.get("language") or "en")), {})
-            slot.setdefault("premise", row["sentence1"])
-            slot.setdefault(row["gold_label"], row["sentence2"])
+        if group is None:
+            raise InputError(f"{where}: missing key 'promptID' (or 'pairID')")
+        premise = required(row, "sentence1", str, where)
+        hypothesis = required(row, "sentence2", str, where)
+        slot = found.setdefault((group, str(row.get("language") or "en")), {})
+        slot.setdefault("premise", premise)
+        slot.setdefault(label, hypothesis)
     return {k: v for k, v in found.items() if all(label in v for label in LABELS)}
 
 
+#: the columns of an XNLI TSV file that the importer reads
+TSV_COLUMNS = ("language", "gold_label", "sentence1", "sentence2", "promptID")
+
+
 def read_rows(path: Path | str, split: str, tsv: bool) -> list[dict[str, Any]]:
-    """Rows of an official file (JSONL, or XNLI's TSV), or of an `hf:` dataset."""
+    """Rows of an official file (JSONL, or XNLI's TSV), or of an `hf:` dataset; each names
+    where it came from in `_where` (`FILE:LINE`, the TSV row number counting the header)."""
     loaded = hf_rows(path, split)
     if loaded is not None:
-        return hub_rows(loaded)
-    try:
-        with Path(path).open(encoding="utf-8", newline="") as handle:
-            if tsv:
-                return list(csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE))
-            return [json.loads(line) for line in handle if line.strip()]
-    except (OSError, json.JSONDecodeError, csv.Error, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: cannot read ({exc})") from None
+        return hub_rows(loaded, path)
+    if tsv:
+        rows = csv_rows(path, TSV_COLUMNS, "XNLI", delimiter="\t", quoting=csv.QUOTE_NONE)
+        return [{**row, "_where": f"{path}:{n}"} for n, row in rows]
+    return [{**row, "_where": f"{path}:{n}"} for n, row in iter_json_lines(Path(path))]
 
 
 def collide(triple: Triple) -> bool:
     """Whether any two hypotheses of a triple are equal after the published normalisation."""
     hypotheses = [triple[label] for label in LABELS]
     return len(distinct_options(hypotheses)) < len(hypotheses)
+
+
+def unusable(triple: Triple) -> bool:
+    """Whether a triple would make a bad item: a blank premise, or hypotheses that are blank
+    or equal after the published normalisation."""
+    return not triple["premise"].strip() or collide(triple)
 
 
 def questions(
@@ -127,7 +162,7 @@ def import_mnli(path: Path | str, seed: int) -> list[Pair]:
     """Contradiction pairs from MultiNLI premises that carry all three labels."""
     pairs = []
     for (prompt, _), triple in triples(read_rows(path, "validation_matched", tsv=False)).items():
-        if collide(triple):
+        if unusable(triple):
             continue
         pair_seed = item_seed(seed, MNLI.name, prompt)
         item_q, twin_q = questions(triple, pair_seed)

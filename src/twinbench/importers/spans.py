@@ -27,22 +27,78 @@ from twinbench.normalize import normalize_option
 
 MONTHS = frozenset(
     [
-        "january", "february", "march", "april", "may", "june", "july", "august", "september",
-        "october", "november", "december"
+        "january",
+        "february",
+        "march",
+        "april",
+        "may",
+        "june",
+        "july",
+        "august",
+        "september",
+        "october",
+        "november",
+        "december",
     ]
 )
 NUMBER_WORDS = frozenset(
     [
-        "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
-        "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen",
-        "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety", "hundred",
-        "thousand", "million", "billion", "trillion", "dozen", "half"
+        "one",
+        "two",
+        "three",
+        "four",
+        "five",
+        "six",
+        "seven",
+        "eight",
+        "nine",
+        "ten",
+        "eleven",
+        "twelve",
+        "thirteen",
+        "fourteen",
+        "fifteen",
+        "sixteen",
+        "seventeen",
+        "eighteen",
+        "nineteen",
+        "twenty",
+        "thirty",
+        "forty",
+        "fifty",
+        "sixty",
+        "seventy",
+        "eighty",
+        "ninety",
+        "hundred",
+        "thousand",
+        "million",
+        "billion",
+        "trillion",
+        "dozen",
+        "half",
     ]
 )
 CONNECTORS = frozenset(
     [
-        "of", "the", "and", "de", "la", "le", "du", "des", "del", "da", "di", "von", "van", "der",
-        "den", "y", "&", "for"
+        "of",
+        "the",
+        "and",
+        "de",
+        "la",
+        "le",
+        "du",
+        "des",
+        "del",
+        "da",
+        "di",
+        "von",
+        "van",
+        "der",
+        "den",
+        "y",
+        "&",
+        "for",
     ]
 )
 _WORD = re.compile(r"[^\W_]+(?:[-'’][^\W_]+)*")

@@ -5,7 +5,8 @@ same paragraph, never across paragraphs. In file order, each unanswerable questi
 paragraph's not-yet-used answerable question whose gold answer has the type of the
 unanswerable question's first plausible answer (see `spans.span_type`), then the one sharing
 most content words with it, then the earlier one; an unanswerable question left without a
-partner is dropped. Both questions are choice items over the paragraph and share options:
+partner is dropped, as are blank questions and paragraphs with a blank context. Both
+questions are choice items over the paragraph and share options:
 
 1. the twin's gold answer (its first answer);
 2. the unanswerable question's own SQuAD 2.0 `plausible_answers` (the first that names
@@ -21,6 +22,8 @@ A candidate is never one of the twin's answers or overlapping with one (`spans.o
 either question; so no two options are equal after the published normalisation. The paragraph
 does not answer the unanswerable question, so every option is unsupported for the item.
 Rows loaded with `hf:` (rajpurkar/squad_v2) carry no plausible answers; step 2 is skipped.
+A file that is not UTF-8 JSON is refused naming the line; one missing a field the importer
+reads, or with a field of the wrong type, naming the record (`data[0].paragraphs[1]`).
 """
 
 from __future__ import annotations
@@ -33,9 +36,15 @@ from typing import Any
 import numpy as np
 
 from twinbench.generators.base import Pair, item_seed, make_pair, permute_options
-from twinbench.importers._common import distinct_options, hf_rows
+from twinbench.importers._common import (
+    distinct_options,
+    hf_rows,
+    hf_where,
+    required,
+    type_name,
+)
 from twinbench.importers.spans import by_type, overlaps, passage_spans, span_type
-from twinbench.jsonl import InputError
+from twinbench.jsonl import InputError, read_text
 from twinbench.normalize import normalize_option
 from twinbench.records import ChoiceQuestion, GeneratorRef, ReasonCode
 
@@ -43,9 +52,43 @@ GENERATOR = GeneratorRef(name="squad2_import", version="2.0.0")
 OPTIONS = 4
 _STOPWORDS = frozenset(
     [
-        "a", "an", "the", "of", "in", "on", "at", "to", "for", "by", "with", "from", "and", "or",
-        "is", "was", "were", "are", "be", "been", "did", "does", "do", "what", "when", "who",
-        "whom", "whose", "which", "where", "how", "why", "that", "this", "it", "its", "as"
+        "a",
+        "an",
+        "the",
+        "of",
+        "in",
+        "on",
+        "at",
+        "to",
+        "for",
+        "by",
+        "with",
+        "from",
+        "and",
+        "or",
+        "is",
+        "was",
+        "were",
+        "are",
+        "be",
+        "been",
+        "did",
+        "does",
+        "do",
+        "what",
+        "when",
+        "who",
+        "whom",
+        "whose",
+        "which",
+        "where",
+        "how",
+        "why",
+        "that",
+        "this",
+        "it",
+        "its",
+        "as",
     ]
 )
 
@@ -55,31 +98,63 @@ def _articles(path: Path | str) -> list[dict[str, Any]]:
     if rows is not None:  # one question per row: regroup by title, then by context
         articles: dict[str, dict[str, dict[str, Any]]] = {}
         for row in rows:
+            where = hf_where(path, row)
+            context = required(row, "context", str, where)
             paragraphs = articles.setdefault(str(row.get("title", "")), {})
-            context = row["context"]
             paragraph = paragraphs.setdefault(context, {"context": context, "qas": []})
-            texts = list(row["answers"]["text"])
+            texts = required(required(row, "answers", dict, where), "text", list, where)
             paragraph["qas"].append(
                 {
-                    "id": row["id"],
-                    "question": row["question"],
+                    "id": required(row, "id", str, where),
+                    "question": required(row, "question", str, where),
                     "answers": [{"text": t} for t in texts],
                     "is_impossible": not texts,
                 }
             )
         return [{"title": t, "paragraphs": list(p.values())} for t, p in articles.items()]
+    text = read_text(path)
     try:
-        data = json.loads(Path(path).read_text("utf-8"))
-        official: list[dict[str, Any]] = data["data"]
-        for article in official:
-            for paragraph in article["paragraphs"]:
-                if not isinstance(paragraph["context"], str) or not isinstance(
-                    paragraph["qas"], list
-                ):
-                    raise TypeError("each paragraph needs a context string and a qas list")
-        return official
-    except (OSError, json.JSONDecodeError, KeyError, TypeError) as exc:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}:{exc.lineno}: invalid JSON ({exc.msg})") from None
+    try:
+        return _official(data)
+    except InputError as exc:
         raise InputError(f"{path}: not a SQuAD 2.0 JSON file ({exc})") from None
+
+
+def _official(data: Any) -> list[dict[str, Any]]:
+    """The articles of an official file, every field the importer reads checked for its type;
+    problems name the record by its path (`data[0].paragraphs[1].qas[2]`)."""
+    if not isinstance(data, dict):
+        raise InputError(f"expected an object with a 'data' list, got {type_name(data)}")
+    articles: list[Any] = required(data, "data", list, "top level")
+    for a, article in enumerate(articles):
+        where = f"data[{a}]"
+        paragraphs = required(_object(article, where), "paragraphs", list, where)
+        for p, paragraph in enumerate(paragraphs):
+            where = f"data[{a}].paragraphs[{p}]"
+            required(_object(paragraph, where), "context", str, where)
+            for q, qa in enumerate(required(paragraph, "qas", list, where)):
+                _check_qa(_object(qa, f"{where}.qas[{q}]"), f"{where}.qas[{q}]")
+    return articles
+
+
+def _check_qa(qa: dict[str, Any], where: str) -> None:
+    required(qa, "id", str, where)
+    required(qa, "question", str, where)
+    if "is_impossible" in qa:
+        required(qa, "is_impossible", bool, where)
+    for key in ("answers", "plausible_answers"):
+        if key in qa:
+            for n, answer in enumerate(required(qa, key, list, where)):
+                required(_object(answer, f"{where}.{key}[{n}]"), "text", str, f"{where}.{key}[{n}]")
+
+
+def _object(value: Any, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise InputError(f"{where}: expected an object, got {type_name(value)}")
+    return value
 
 
 def _texts(qa: dict[str, Any], key: str) -> list[str]:
@@ -94,9 +169,7 @@ def _content_words(question: str) -> set[str]:
     return set(normalize_option(question).split()) - _STOPWORDS
 
 
-def _partner(
-    unanswerable: dict[str, Any], free: list[dict[str, Any]]
-) -> dict[str, Any] | None:
+def _partner(unanswerable: dict[str, Any], free: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The answerable question to pair with (type match, shared words, file order)."""
     plausible = _texts(unanswerable, "plausible_answers")
     wanted = span_type(plausible[0]) if plausible else None
@@ -157,9 +230,12 @@ def import_squad2(path: Path | str, seed: int) -> list[Pair]:
         in_article = by_type(_qa_spans(article["paragraphs"]))
         for paragraph in article["paragraphs"]:
             context = paragraph["context"]
-            free = [q for q in paragraph["qas"] if _answerable(q)]
+            if not context.strip():
+                continue
+            asked = [q for q in paragraph["qas"] if q["question"].strip()]
+            free = [q for q in asked if _answerable(q)]
             tiers = [by_type(_qa_spans([paragraph])), by_type(passage_spans(context)), in_article]
-            for unanswerable_q in (q for q in paragraph["qas"] if q.get("is_impossible")):
+            for unanswerable_q in (q for q in asked if q.get("is_impossible")):
                 twin_q = _partner(unanswerable_q, free)
                 if twin_q is None:
                     break

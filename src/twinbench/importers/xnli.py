@@ -21,7 +21,7 @@ from pathlib import Path
 
 from twinbench.generators.base import Pair, item_seed, make_pair
 from twinbench.generators.scripts import MIN_SCRIPT_SHARE, script_share
-from twinbench.importers.nli import collide, questions, read_rows, triples
+from twinbench.importers.nli import questions, read_rows, triples, unusable
 from twinbench.importers.xnli_languages import XNLI_LANGUAGES
 from twinbench.records import GeneratorRef, ReasonCode
 
@@ -58,7 +58,7 @@ def import_xnli(path: Path | str, seed: int) -> list[Pair]:
     pairs = []
     for (prompt, language), triple in found.items():
         english = found.get((prompt, "en"))
-        if language == "en" or english is None or collide(triple) or collide(english):
+        if language == "en" or english is None or unusable(triple) or unusable(english):
             continue
         if not script_ok(" ".join(triple.values()), language):
             continue

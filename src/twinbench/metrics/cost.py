@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import tomllib
 from importlib import resources
 from pathlib import Path
@@ -10,17 +11,19 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from twinbench.jsonl import InputError, describe_validation_error
+from twinbench.jsonl import InputError, describe_validation_error, read_text
 from twinbench.metrics._util import BoolArray
 from twinbench.records import FAMILIES
 
 IntArray = np.ndarray[tuple[int], np.dtype[np.int64]]
+_TOML_AT = re.compile(r"\(at line (?P<line>\d+), column \d+\)")
 
 
 class FamilyCosts(BaseModel):
-    """Values of the three kinds of outcome for one family."""
+    """Values of the three kinds of outcome for one family (finite numbers, never NaN, inf or
+    an overflowing 1e999; true, false and strings are not numbers)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
 
     correct: float
     wrong: float
@@ -38,18 +41,28 @@ class CostTable(BaseModel):
 
 
 def load_cost_table(path: Path | None = None) -> CostTable:
-    """Read a cost table from TOML or JSON; None gives the published default table."""
+    """Read a cost table from TOML or JSON; None gives the published default table.
+
+    Problems are one InputError naming the file and the line (text that is not UTF-8, TOML or
+    JSON) or the field (`underspecified_state.wrong: Input should be a finite number`).
+    """
+    if path is None:
+        text = resources.files("twinbench").joinpath("data/costs.toml").read_text("utf-8")
+        return CostTable.model_validate(tomllib.loads(text))
+    if not path.is_file():
+        raise InputError(f"{path}: no such file")
+    raw = read_text(path)
     try:
-        if path is None:
-            text = resources.files("twinbench").joinpath("data/costs.toml").read_text("utf-8")
-            return CostTable.model_validate(tomllib.loads(text))
-        if not path.is_file():
-            raise InputError(f"{path}: no such file")
-        raw = path.read_text("utf-8")
         data = json.loads(raw) if path.suffix == ".json" else tomllib.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}:{exc.lineno}: cannot parse cost table ({exc.msg})") from None
+    except tomllib.TOMLDecodeError as exc:
+        found = _TOML_AT.search(str(exc))
+        where = f"{path}:{found['line']}" if found else str(path)
+        problem = _TOML_AT.sub("", str(exc)).strip()
+        raise InputError(f"{where}: cannot parse cost table ({problem})") from None
+    try:
         return CostTable.model_validate(data)
-    except (tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(f"{path}: cannot parse cost table ({exc})") from None
     except ValidationError as exc:
         raise InputError(f"{path}: {describe_validation_error(exc)}") from None
 
