@@ -2,7 +2,7 @@
 
 Usage: python benchmarks/grade_throughput.py [--responses N] [--pairs P]
 Writes a synthetic benchmark (P pairs over the three families, choice/score/noul questions) and
-N seeded responses to a temp folder, then times reading the items, grading the response file
+N seeded responses (each item once per trial, N / 2P trials) to a temp folder, then times reading the items, grading the response file
 and computing every metric, exactly as `twinbench grade` does.
 """
 
@@ -75,7 +75,9 @@ def write_benchmark(folder: Path, pairs: int, responses: int, seed: int) -> tupl
             }
             out.write(orjson.dumps(item) + b"\n" + orjson.dumps(twin) + b"\n")
     with responses_path.open("wb") as out:
-        ids = rng.integers(0, 2 * pairs, responses)
+        # every item answered once per trial: a valid run has one row per (item, trial)
+        ids = np.arange(responses) % (2 * pairs)
+        trials = np.arange(responses) // (2 * pairs)
         abstain = rng.random(responses) < 0.4
         codes = rng.integers(0, 3, responses)
         conf = np.round(rng.random(responses), 3)
@@ -85,7 +87,7 @@ def write_benchmark(folder: Path, pairs: int, responses: int, seed: int) -> tupl
             row: dict[str, object] = {
                 "item_id": f"{'ut'[i % 2]}{i // 2}",
                 "system": "bench",
-                "trial": 0,
+                "trial": int(trials[n]),
                 "status": "ok",
                 "confidence": float(conf[n]),
             }

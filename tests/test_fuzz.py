@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from conftest import EXAMPLES, read_rows
 from twinbench.grade import expected_table, grade_rows
 from twinbench.jsonl import InputError, duplicate_key, iter_json_lines
-from twinbench.records import Item, Response
+from twinbench.records import Item, Response, plainly_valid_response
 from twinbench.run import read_done
 from twinbench.validate import response_problems
 
@@ -66,10 +66,39 @@ FIELDS: dict[str, st.SearchStrategy[Any]] = {
     "error": st.one_of(st.text(max_size=8), json_values),
     "extra_field": json_values,
 }
-rows = st.fixed_dictionaries(
+anything = st.fixed_dictionaries(
     {"item_id": FIELDS["item_id"], "status": FIELDS["status"]},
     optional={k: v for k, v in FIELDS.items() if k not in ("item_id", "status")},
 )
+valid = st.fixed_dictionaries(
+    {"item_id": st.sampled_from(IDS), "system": st.just("s")},
+    optional={
+        "trial": st.integers(0, 3),
+        "permutation": st.integers(0, 3),
+        "confidence": st.floats(0, 1),
+        "latency_ms": st.floats(0, 1e4),
+    },
+).flatmap(
+    lambda base: st.one_of(
+        st.just(base | {"status": "ok", "abstain": True, "reason": "out_of_language"}),
+        st.builds(
+            lambda answer: base | {"status": "ok", "abstain": False, "answer": answer},
+            st.sampled_from(["billing", "Billing", 2, 3, 0.3, 0.7]),
+        ),
+        st.just(base | {"status": "error", "error": "boom"}),
+    )
+)
+# a valid row with one field set to something else (or removed)
+mutated = st.builds(
+    lambda row, key, value, drop: (
+        {k: v for k, v in row.items() if k != key} if drop else row | {key: value}
+    ),
+    valid,
+    st.sampled_from(sorted(FIELDS)),
+    json_values,
+    st.booleans(),
+)
+rows = st.one_of(valid, mutated, anything)
 
 
 def _write(path: Path, objects: list[Any]) -> Path:
@@ -93,6 +122,13 @@ def test_the_grader_accepts_exactly_valid_rows(objects: list[dict[str, Any]]) ->
     for obj in objects:  # every accepted row is a Response under the model, for a known item
         response = Response.model_validate(obj)
         assert response.item_id in TABLE.index
+
+
+@settings(FUZZ, max_examples=600)
+@given(rows)
+def test_the_fast_path_never_accepts_what_the_model_refuses(obj: dict[str, Any]) -> None:
+    if plainly_valid_response(obj):
+        Response.model_validate(obj)  # raises if the hand-written check let a bad row through
 
 
 @FUZZ
@@ -162,8 +198,9 @@ def test_the_resume_reader_accepts_responses_or_stops_at_a_line(
 @pytest.mark.parametrize("count", [1, 3])
 def test_fuzz_strategies_reach_both_outcomes(count: int) -> None:
     """The strategies are not trivially all-valid or all-invalid: a hand-made valid row
-    passes, and the same row with a coerced type does not."""
+    passes (on the fast path), and the same row with a coerced type does not."""
     valid = {"item_id": "tw-001", "system": "s", "status": "ok", "abstain": False, "answer": "x"}
+    assert plainly_valid_response(valid)
     assert len(grade_rows([("f", 1, valid)] * 1, TABLE)) == 1
     with pytest.raises(InputError, match="f:1: trial"):
         grade_rows([("f", 1, valid | {"trial": str(count)})], TABLE)

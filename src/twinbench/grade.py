@@ -37,6 +37,7 @@ from twinbench.records import (
     Outcome,
     ReasonCode,
     Response,
+    plainly_valid_response,
 )
 
 OUTCOMES: tuple[str, ...] = get_args(Outcome)  # the order fixes the integer codes below
@@ -173,6 +174,14 @@ def check_response(source: str, lineno: int, obj: dict[str, Any]) -> Response:
         raise InputError(f"{source}:{lineno}: {describe_validation_error(exc)}") from None
 
 
+def _fields(source: str, lineno: int, obj: dict[str, Any]) -> dict[str, Any]:
+    """The row's fields after the response rule: the dict itself on the fast path, else the
+    validated model's fields (an InputError when the model refuses it)."""
+    if plainly_valid_response(obj):
+        return obj
+    return check_response(source, lineno, obj).model_dump(exclude_none=True)
+
+
 class ResponseRule:
     """The one response rule of `validate`, `grade`, `report` and `compare`.
 
@@ -186,26 +195,28 @@ class ResponseRule:
         self.seen: dict[tuple[int, int, int], int] = {}
         self.system: str | None = None
 
-    def check(self, source: str, lineno: int, obj: dict[str, Any]) -> tuple[Response, int]:
-        """(the response, its item's index), or InputError with `source:lineno: problem`."""
-        r = check_response(source, lineno, obj)
-        i = self.table.index.get(r.item_id)
+    def check(self, source: str, lineno: int, obj: dict[str, Any]) -> tuple[dict[str, Any], int]:
+        """(the row's fields, its item's index), or InputError with `source:lineno: problem`."""
+        r = _fields(source, lineno, obj)
+        item_id, system = r["item_id"], r["system"]
+        i = self.table.index.get(item_id)
         if i is None:
-            raise InputError(f"{source}:{lineno}: response for unknown item {r.item_id!r}")
+            raise InputError(f"{source}:{lineno}: response for unknown item {item_id!r}")
         if self.system is None:
-            self.system = r.system
-        elif r.system != self.system:
+            self.system = system
+        elif system != self.system:
             raise InputError(
-                f"{source}:{lineno}: response of system {r.system!r} in a file of "
+                f"{source}:{lineno}: response of system {system!r} in a file of "
                 f"{self.system!r} (one responses file holds one system's run)"
             )
-        first = self.seen.setdefault((i, r.trial, r.permutation), lineno)
+        trial, permutation = r.get("trial", 0), r.get("permutation", 0)
+        first = self.seen.setdefault((i, trial, permutation), lineno)
         if first != lineno:
             raise InputError(
-                f"{source}:{lineno}: second response for item {r.item_id!r}, trial {r.trial}, "
-                f"permutation {r.permutation} (first on line {first})"
+                f"{source}:{lineno}: second response for item {item_id!r}, trial {trial}, "
+                f"permutation {permutation} (first on line {first})"
             )
-        problem = _answer_problem(self.table.kind[i], r.answer)
+        problem = _answer_problem(self.table.kind[i], r.get("answer"))
         if problem:
             raise InputError(f"{source}:{lineno}: {problem}")
         return r, i
@@ -231,22 +242,29 @@ def grade_rows(
     answerable, family, kinds = table.answerable, table.family, table.kind
     for source, lineno, obj in rows:
         r, i = rule.check(source, lineno, obj)
-        trial_col.append(r.trial)
-        perm_col.append(r.permutation)
-        code = reason_index[r.reason.value] if r.reason is not None else -1
-        conf_col.append(np.nan if r.confidence is None else r.confidence)
+        get = r.get
+        trial_col.append(get("trial", 0))
+        perm_col.append(get("permutation", 0))
+        reason, confidence, status, abstain = (
+            get("reason"),
+            get("confidence"),
+            r["status"],
+            get("abstain"),
+        )
+        code = reason_index[reason] if reason is not None else -1
+        conf_col.append(np.nan if confidence is None else confidence)
         item_col.append(i)
         reason_col.append(code)
-        if r.status != "ok":
-            outcome_col.append(status_outcome[r.status])
+        if status != "ok":
+            outcome_col.append(status_outcome[status])
         elif answerable[i]:
-            if r.abstain:
+            if abstain:
                 outcome_col.append(FALSE_ABSTAIN)
-            elif _answer_matches(kinds[i], table.answer[i], r.answer):
+            elif _answer_matches(kinds[i], table.answer[i], get("answer")):
                 outcome_col.append(CORRECT_ANSWER)
             else:
                 outcome_col.append(WRONG_ANSWER)
-        elif not r.abstain:
+        elif not abstain:
             outcome_col.append(FALSE_COMMIT)
         else:
             outcome_col.append(CORRECT_ABSTAIN if code == family[i] else WRONG_REASON)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from enum import StrEnum
 from typing import Annotated, Any, Final, Literal
 
@@ -165,6 +166,82 @@ class Response(_Record):
         elif self.abstain:
             raise ValueError(f"a {self.status} response is never an abstention")
         return self
+
+
+_RESPONSE_KEYS = frozenset(
+    {
+        "schema",
+        "item_id",
+        "system",
+        "trial",
+        "permutation",
+        "status",
+        "abstain",
+        "reason",
+        "answer",
+        "confidence",
+        "raw",
+        "error",
+        "latency_ms",
+        "usage",
+    }
+)
+_STATUSES = frozenset({"ok", "invalid", "rejected", "error"})
+_CODES = frozenset(FAMILIES)
+
+
+def _finite_number(value: Any) -> bool:
+    kind = type(value)
+    return kind is int or (kind is float and math.isfinite(value))
+
+
+def plainly_valid_response(obj: dict[str, Any]) -> bool:
+    """True only if `obj` is certainly a valid Response; False means "ask the model".
+
+    Hand-written because validating a row with pydantic costs 5-13 us and grading a million
+    rows has a 20 s budget; this checks the common row shape in about 1 us. It never accepts
+    what `Response.model_validate` refuses (tests/test_fuzz.py checks that on generated rows);
+    anything unusual (probabilities, an unknown key, a bad value) goes to the model, which
+    accepts it or says why not.
+    """
+    if not _RESPONSE_KEYS.issuperset(obj):
+        return False
+    get = obj.get
+    item_id, system, status = get("item_id"), get("system"), get("status")
+    if type(item_id) is not str or not item_id or type(system) is not str or not system:
+        return False
+    if type(status) is not str or status not in _STATUSES:
+        return False
+    if get("schema", RESPONSE_SCHEMA) != RESPONSE_SCHEMA:
+        return False
+    for key in ("trial", "permutation"):
+        value = get(key, 0)
+        if type(value) is not int or value < 0:
+            return False
+    abstain, reason, answer = get("abstain"), get("reason"), get("answer")
+    if abstain is not None and type(abstain) is not bool:
+        return False
+    if reason is not None and (type(reason) is not str or reason not in _CODES):
+        return False
+    if answer is not None and not (
+        type(answer) is str or type(answer) is bool or _finite_number(answer)
+    ):
+        return False
+    confidence, latency = get("confidence"), get("latency_ms")
+    if confidence is not None and not (_finite_number(confidence) and 0 <= confidence <= 1):
+        return False
+    if latency is not None and not (_finite_number(latency) and latency >= 0):
+        return False
+    error, usage = get("error"), get("usage")
+    if (error is not None and type(error) is not str) or (
+        usage is not None and type(usage) is not dict
+    ):
+        return False
+    if status == "ok":
+        if abstain is None:
+            return False
+        return answer is None if abstain else (answer is not None and reason is None)
+    return not abstain
 
 
 class Manifest(BaseModel):
