@@ -141,3 +141,13 @@ def test_temp_files_of_dead_processes_are_swept(tmp_path: Path) -> None:
     alive.write_text("being written")
     recover(tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == [alive.name]
+
+
+def test_an_output_that_is_a_folder_is_refused_before_anything_moves(tmp_path: Path) -> None:
+    root = _report_folder(tmp_path)
+    (root / "report.html").mkdir()
+    result = _twinbench("report", str(root))
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert f"{root / 'report.html'}: is a folder" in result.stderr
+    assert not (root / "metrics.json").exists() and not (root / "report.md").exists()
+    assert _leftovers(root) == []

@@ -24,6 +24,8 @@ from pathlib import Path
 
 import orjson
 
+from twinbench.jsonl import InputError
+
 JOURNAL = ".twinbench-commit.json"
 STAGE_PREFIX = ".twinbench-stage-"
 FAULT_ENV = "TWINBENCH_FAULT"
@@ -131,6 +133,10 @@ def output_set(folder: Path) -> Iterator[Callable[[str], Path]]:
         yield stage
         _fault("staged")
         journal = {name: staged for name, staged in names.items() if (folder / staged).exists()}
+        for name in journal:  # refuse before the journal: a half-applied set helps nobody
+            target = folder / name
+            if target.is_dir() and not target.is_symlink():
+                raise InputError(f"{target}: is a folder, expected a file it can replace")
         tmp = folder / f"{JOURNAL}.twb-{os.getpid()}-{secrets.token_hex(4)}.tmp"
         with tmp.open("wb") as handle:
             handle.write(orjson.dumps(journal))
