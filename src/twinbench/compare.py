@@ -13,13 +13,16 @@ from typing import Any
 
 import numpy as np
 
-from twinbench.grade import CORRECT_ABSTAIN, CORRECT_ANSWER, GradedTable
+from twinbench.grade import GradedTable, Outcome
 from twinbench.records import FAMILIES
 from twinbench.render import fmt_p
 from twinbench.stats.bootstrap import percentile_interval, resample_ratios
 from twinbench.stats.signflip import holm, sign_flip_test
 
-METRICS = {"recall": (False, CORRECT_ABSTAIN), "twin_accuracy": (True, CORRECT_ANSWER)}
+METRICS = {
+    "recall": (False, Outcome.CORRECT_ABSTAIN),
+    "twin_accuracy": (True, Outcome.CORRECT_ANSWER),
+}
 
 
 def tallies(

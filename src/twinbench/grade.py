@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from enum import IntEnum
 from pathlib import Path
 from typing import Any, get_args
 
@@ -34,16 +35,46 @@ from twinbench.records import (
     ChoiceQuestion,
     Item,
     NoulQuestion,
-    Outcome,
+    OutcomeName,
     ReasonCode,
     Response,
     plainly_valid_response,
 )
 
-OUTCOMES: tuple[str, ...] = get_args(Outcome)  # the order fixes the integer codes below
-(CORRECT_ABSTAIN, WRONG_REASON, FALSE_COMMIT, CORRECT_ANSWER, WRONG_ANSWER, FALSE_ABSTAIN) = range(
-    6
-)
+
+class Outcome(IntEnum):
+    """A graded row's outcome; the integer is its code in GradedTable.outcome.
+
+    The first six are outcomes of valid (`ok`) responses; the last three keep the response's
+    status and are never counted as abstentions.
+    """
+
+    CORRECT_ABSTAIN = 0
+    WRONG_REASON = 1
+    FALSE_COMMIT = 2
+    CORRECT_ANSWER = 3
+    WRONG_ANSWER = 4
+    FALSE_ABSTAIN = 5
+    INVALID = 6
+    REJECTED = 7
+    ERROR = 8
+
+    @property
+    def label(self) -> OutcomeName:
+        """The outcome's name in graded.jsonl and metrics (`correct_abstain`, …)."""
+        return OUTCOME_NAMES[self.value]
+
+
+OUTCOME_NAMES: tuple[OutcomeName, ...] = get_args(OutcomeName)
+if tuple(o.name.lower() for o in Outcome) != OUTCOME_NAMES:  # pragma: no cover
+    raise ImportError("grade.Outcome and records.OutcomeName are out of step")
+#: the first outcome code that is not a valid response's
+FIRST_FAILURE = Outcome.INVALID
+_STATUS_OUTCOME = {
+    "invalid": int(Outcome.INVALID),
+    "rejected": int(Outcome.REJECTED),
+    "error": int(Outcome.ERROR),
+}
 _FAMILY_INDEX = {family: i for i, family in enumerate(FAMILIES)}
 _KIND_CHOICE, _KIND_SCORE, _KIND_NOUL = range(3)
 
@@ -125,18 +156,20 @@ class GradedTable:
     @property
     def valid(self) -> BoolArray:
         """Rows whose response status was ok."""
-        valid: BoolArray = self.outcome < 6
+        valid: BoolArray = self.outcome < FIRST_FAILURE
         return valid
 
     @property
     def correct(self) -> BoolArray:
         """Rows graded correct (a correct abstention or a correct answer)."""
-        return np.isin(self.outcome, (CORRECT_ABSTAIN, CORRECT_ANSWER))
+        return np.isin(self.outcome, (Outcome.CORRECT_ABSTAIN, Outcome.CORRECT_ANSWER))
 
     @property
     def abstain(self) -> BoolArray:
         """Valid rows that abstained (with any code)."""
-        return np.isin(self.outcome, (CORRECT_ABSTAIN, WRONG_REASON, FALSE_ABSTAIN))
+        return np.isin(
+            self.outcome, (Outcome.CORRECT_ABSTAIN, Outcome.WRONG_REASON, Outcome.FALSE_ABSTAIN)
+        )
 
     def __len__(self) -> int:
         return int(self.outcome.shape[0])
@@ -231,7 +264,6 @@ def grade_rows(
     number never rests on a row outside the contract.
     """
     reason_index = {family: i for i, family in enumerate(FAMILIES)}
-    status_outcome = {"invalid": 6, "rejected": 7, "error": 8}
     rule = ResponseRule(table)
     item_col: list[int] = []
     outcome_col: list[int] = []
@@ -240,6 +272,8 @@ def grade_rows(
     trial_col: list[int] = []
     perm_col: list[int] = []
     answerable, family, kinds = table.answerable, table.family, table.kind
+    # plain ints in the loop: a million rows of enum members would cost seconds
+    ca, wr, fc, cn, wa, fa = (int(o) for o in tuple(Outcome)[: int(FIRST_FAILURE)])
     for source, lineno, obj in rows:
         r, i = rule.check(source, lineno, obj)
         get = r.get
@@ -256,18 +290,18 @@ def grade_rows(
         item_col.append(i)
         reason_col.append(code)
         if status != "ok":
-            outcome_col.append(status_outcome[status])
+            outcome_col.append(_STATUS_OUTCOME[status])
         elif answerable[i]:
             if abstain:
-                outcome_col.append(FALSE_ABSTAIN)
+                outcome_col.append(fa)
             elif _answer_matches(kinds[i], table.answer[i], get("answer")):
-                outcome_col.append(CORRECT_ANSWER)
+                outcome_col.append(cn)
             else:
-                outcome_col.append(WRONG_ANSWER)
+                outcome_col.append(wa)
         elif not abstain:
-            outcome_col.append(FALSE_COMMIT)
+            outcome_col.append(fc)
         else:
-            outcome_col.append(CORRECT_ABSTAIN if code == family[i] else WRONG_REASON)
+            outcome_col.append(ca if code == family[i] else wr)
     items = np.array(item_col, dtype=np.int64)
     return GradedTable(
         item=items,

@@ -258,7 +258,7 @@ class Manifest(BaseModel):
     files: dict[str, str]
 
 
-Outcome = Literal[
+OutcomeName = Literal[
     "correct_abstain",
     "wrong_reason",
     "false_commit",
@@ -283,7 +283,7 @@ class GradedRow(_Record):
     trial: int
     permutation: int
     status: Literal["ok", "invalid", "rejected", "error"]
-    outcome: Outcome
+    outcome: OutcomeName
     correct: bool | None
     abstain: bool | None
     reason: ReasonCode | None

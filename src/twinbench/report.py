@@ -17,13 +17,7 @@ import numpy as np
 from twinbench import html, plots
 from twinbench.analysis import analyse
 from twinbench.compare import tallies
-from twinbench.grade import (
-    CORRECT_ABSTAIN,
-    CORRECT_ANSWER,
-    GradedTable,
-    expected_table,
-    grade_file,
-)
+from twinbench.grade import GradedTable, Outcome, expected_table, grade_file
 from twinbench.jsonl import InputError, dumps_json
 from twinbench.metrics.cost import load_cost_table
 from twinbench.metrics.summary import summarize
@@ -66,8 +60,8 @@ def family_intervals(g: GradedTable, seed: int, resamples: int = 2_000) -> dict[
     pairs = int(g.pair.max(initial=-1)) + 1
     out: dict[str, Any] = {}
     for f, family in enumerate(FAMILIES):
-        recall_hits, recall_n = tallies(g, f, False, CORRECT_ABSTAIN, pairs)
-        twin_hits, twin_n = tallies(g, f, True, CORRECT_ANSWER, pairs)
+        recall_hits, recall_n = tallies(g, f, False, Outcome.CORRECT_ABSTAIN, pairs)
+        twin_hits, twin_n = tallies(g, f, True, Outcome.CORRECT_ANSWER, pairs)
         claimed = np.bincount(
             g.pair[g.valid & g.abstain & (g.reason == f)], minlength=pairs
         ).astype(np.float64)

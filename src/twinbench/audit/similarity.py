@@ -151,7 +151,7 @@ def shortcut_scores(pairs: Sequence[tuple[Item, Item]], seed: int) -> dict[str, 
     Ideal-pair rate (item abstained on with its family's code and twin answered right) with a
     95% pair-bootstrap interval (2,000 resamples), plus item recall and twin accuracy.
     """
-    from twinbench.grade import CORRECT_ABSTAIN, CORRECT_ANSWER, expected_table, grade_rows
+    from twinbench.grade import Outcome, expected_table, grade_rows
     from twinbench.stats.bootstrap import ratio_interval
     from twinbench.systems.base import Request
     from twinbench.systems.shortcut import Shortcut
@@ -160,8 +160,8 @@ def shortcut_scores(pairs: Sequence[tuple[Item, Item]], seed: int) -> dict[str, 
     responses = Shortcut().respond([Request(x.id, x.state, x.question) for x in flat])
     rows = (("shortcut", n, r.model_dump(mode="json")) for n, r in enumerate(responses, 1))
     graded = grade_rows(rows, expected_table(flat, ("en",)))
-    item_ok = graded.outcome[0::2] == CORRECT_ABSTAIN
-    twin_ok = graded.outcome[1::2] == CORRECT_ANSWER
+    item_ok = graded.outcome[0::2] == Outcome.CORRECT_ABSTAIN
+    twin_ok = graded.outcome[1::2] == Outcome.CORRECT_ANSWER
     ideal = (item_ok & twin_ok).astype(np.float64)
     interval = ratio_interval(ideal, np.ones_like(ideal), 2_000, np.random.default_rng(seed), seed)
     return {

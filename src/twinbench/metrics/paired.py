@@ -21,15 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from twinbench.grade import (
-    CORRECT_ABSTAIN,
-    CORRECT_ANSWER,
-    FALSE_ABSTAIN,
-    FALSE_COMMIT,
-    WRONG_ANSWER,
-    WRONG_REASON,
-    GradedTable,
-)
+from twinbench.grade import GradedTable, Outcome
 from twinbench.metrics._util import BoolArray, ratio
 
 OUTCOME_CLASSES = ("N0", "N1", "N2", "N3", "N4", "N5")
@@ -39,11 +31,13 @@ def outcome_classes(g: GradedTable) -> np.ndarray:
     """The class 0..5 (N0..N5) of every graded row."""
     classes = np.zeros(len(g), dtype=np.int64)
     present, absent = g.answerable, ~g.answerable
-    classes[present & (g.outcome == CORRECT_ANSWER)] = 1
-    classes[present & (g.outcome == WRONG_ANSWER)] = 2
-    classes[present & (g.outcome == FALSE_ABSTAIN)] = 3
-    classes[absent & (g.outcome == FALSE_COMMIT)] = 4
-    classes[absent & ((g.outcome == CORRECT_ABSTAIN) | (g.outcome == WRONG_REASON))] = 5
+    classes[present & (g.outcome == Outcome.CORRECT_ANSWER)] = 1
+    classes[present & (g.outcome == Outcome.WRONG_ANSWER)] = 2
+    classes[present & (g.outcome == Outcome.FALSE_ABSTAIN)] = 3
+    classes[absent & (g.outcome == Outcome.FALSE_COMMIT)] = 4
+    classes[
+        absent & ((g.outcome == Outcome.CORRECT_ABSTAIN) | (g.outcome == Outcome.WRONG_REASON))
+    ] = 5
     return classes
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from twinbench.grade import CORRECT_ANSWER, GradedTable
+from twinbench.grade import GradedTable, Outcome
 from twinbench.metrics._util import ratio
 from twinbench.records import FAMILIES
 
@@ -38,7 +38,7 @@ def permutation_sensitivity(g: GradedTable) -> dict[str, Any] | None:
         twins = rows & g.answerable
         by_order = {
             str(int(k)): ratio(
-                ((g.outcome == CORRECT_ANSWER) & twins & (g.permutation == k)).sum(),
+                ((g.outcome == Outcome.CORRECT_ANSWER) & twins & (g.permutation == k)).sum(),
                 (twins & (g.permutation == k)).sum(),
             )
             for k in np.unique(g.permutation[rows])

@@ -7,14 +7,7 @@ from typing import Any
 import numpy as np
 
 from twinbench import __version__
-from twinbench.grade import (
-    CORRECT_ABSTAIN,
-    CORRECT_ANSWER,
-    FALSE_ABSTAIN,
-    OUTCOMES,
-    WRONG_REASON,
-    GradedTable,
-)
+from twinbench.grade import OUTCOME_NAMES, GradedTable, Outcome
 from twinbench.metrics._util import ratio
 from twinbench.metrics.abstention import abstention_precision, abstention_recall, twin_accuracy
 from twinbench.metrics.calibration import (
@@ -46,7 +39,7 @@ def _family_block(g: GradedTable, valid: np.ndarray, f: int, run_key: np.ndarray
     unanswerable = valid & ~g.answerable & (g.family == f)
     twins = valid & g.answerable & (g.family == f)
     claimed = valid & g.abstain & (g.reason == f)
-    correct_abstain = g.outcome == CORRECT_ABSTAIN
+    correct_abstain = g.outcome == Outcome.CORRECT_ABSTAIN
     member = valid & (g.family == f)
     pairs = ideal_pair_rate(
         g.pair[member], run_key[member], g.answerable[member], g.correct[member]
@@ -56,9 +49,9 @@ def _family_block(g: GradedTable, valid: np.ndarray, f: int, run_key: np.ndarray
         "twins": int(twins.sum()),
         "recall": abstention_recall(correct_abstain, unanswerable),
         "precision": abstention_precision(correct_abstain & unanswerable, claimed),
-        "twin_accuracy": twin_accuracy(g.outcome == CORRECT_ANSWER, twins),
+        "twin_accuracy": twin_accuracy(g.outcome == Outcome.CORRECT_ANSWER, twins),
         "abstained_with_code": int(claimed.sum()),
-        "wrong_reason": int((unanswerable & (g.outcome == WRONG_REASON)).sum()),
+        "wrong_reason": int((unanswerable & (g.outcome == Outcome.WRONG_REASON)).sum()),
         "accuracy": ratio(g.correct[member].sum(), int(member.sum())),
         "ideal_pair_rate": pairs["rate"],
         "ideal_pairs": pairs,
@@ -100,7 +93,7 @@ def _confidence_block(g: GradedTable, valid: np.ndarray) -> dict[str, Any] | Non
         block["aurc"] = aurc(curve)
         block["best_threshold"] = best_threshold(
             answered[rows],
-            (g.outcome == CORRECT_ANSWER)[rows],
+            (g.outcome == Outcome.CORRECT_ANSWER)[rows],
             ~g.answerable[rows],
             g.confidence[rows],
         )
@@ -110,7 +103,7 @@ def _confidence_block(g: GradedTable, valid: np.ndarray) -> dict[str, Any] | Non
 def summarize(g: GradedTable, costs: CostTable, languages: tuple[str, ...]) -> dict[str, Any]:
     """Compute every metric of DESIGN.md's list (bar the paired protocol) over a graded table."""
     valid = g.valid
-    outcome_counts = np.bincount(g.outcome, minlength=len(OUTCOMES))
+    outcome_counts = np.bincount(g.outcome, minlength=len(OUTCOME_NAMES))
     n_valid = int(valid.sum())
     answered = valid & ~g.abstain
     unanswerable = valid & ~g.answerable
@@ -126,14 +119,16 @@ def summarize(g: GradedTable, costs: CostTable, languages: tuple[str, ...]) -> d
         "counts": {
             "responses": len(g),
             "valid": n_valid,
-            **{name: int(outcome_counts[i]) for i, name in enumerate(OUTCOMES)},
+            **{name: int(outcome_counts[i]) for i, name in enumerate(OUTCOME_NAMES)},
         },
         "families": families,
         "macro": macro_means(families),
         "overall": {
             "abstention_precision": abstention_precision(any_abstain & unanswerable, any_abstain),
             "abstention_recall": abstention_recall(any_abstain, unanswerable),
-            "twin_accuracy": twin_accuracy(g.outcome == CORRECT_ANSWER, valid & g.answerable),
+            "twin_accuracy": twin_accuracy(
+                g.outcome == Outcome.CORRECT_ANSWER, valid & g.answerable
+            ),
             "accuracy": ratio(correct[valid].sum(), n_valid),
             "accuracy_failures_as_wrong": ratio(correct.sum(), len(g)),
             "coverage": coverage(answered[valid]),
@@ -141,7 +136,7 @@ def summarize(g: GradedTable, costs: CostTable, languages: tuple[str, ...]) -> d
             "cost_weighted_score": cost_weighted_score(
                 g.family[valid],
                 correct[valid],
-                ((g.outcome == WRONG_REASON) | (g.outcome == FALSE_ABSTAIN))[valid],
+                ((g.outcome == Outcome.WRONG_REASON) | (g.outcome == Outcome.FALSE_ABSTAIN))[valid],
                 costs,
             ),
             "ideal_pairs": ideal_pair_rate(
