@@ -234,7 +234,8 @@ def _run_json_languages(tmp_path: Path, languages: Any) -> Path:
     folder.mkdir(exist_ok=True)
     (folder / "responses.jsonl").write_bytes((EXAMPLES / "responses.jsonl").read_bytes())
     card = {"name": "example-mixed", "languages": languages}
-    (folder / "run.json").write_text(json.dumps({"system": card}))
+    record = {"schema": "twinbench.run/1", "system": card, "status": "imported"}
+    (folder / "run.json").write_text(json.dumps(record))
     return folder
 
 
@@ -250,7 +251,8 @@ def test_grade_reads_the_declared_languages_from_the_run(tmp_path: Path, runner:
     for bad in ("en", 5, [], ["en", 3]):
         folder = _run_json_languages(tmp_path, bad)
         result = runner.invoke(app, args)
-        assert "system.languages must be a list" in _one_line_error(result, "run.json:")
+        message = _one_line_error(result, f"{folder / 'run.json'}: system")
+        assert "languages" in message
 
 
 @pytest.mark.parametrize("command", ["grade", "build", "run"])

@@ -25,12 +25,12 @@ import orjson
 
 from twinbench import __version__
 from twinbench.grade import check_response
-from twinbench.jsonl import InputError, dumps_line, load_models, record_dict, write_json
+from twinbench.jsonl import InputError, dumps_line, load_models, record_dict
 from twinbench.outputs import recover
 from twinbench.records import ChoiceQuestion, Item
-from twinbench.systems.base import Request, System
+from twinbench.runrecord import RunRecord, load_run, write_run
+from twinbench.systems.base import Request, System, SystemCard
 
-RUN_SCHEMA = "twinbench.run/1"
 Key = tuple[str, int, int]
 Progress = Callable[[int, int], None]
 
@@ -96,26 +96,8 @@ def run_languages(folder: Path, override: tuple[str, ...] | None = None) -> tupl
     the run's system card declares in `folder/run.json`, else ("en",)."""
     if override:
         return override
-    path = folder / "run.json"
-    if not path.is_file():
-        return ("en",)
-    try:
-        meta = orjson.loads(path.read_bytes())
-    except orjson.JSONDecodeError as exc:
-        raise InputError(f"{path}: invalid JSON ({exc})") from None
-    card = meta.get("system") if isinstance(meta, dict) else None
-    languages = card.get("languages") if isinstance(card, dict) else None
-    if languages is None:
-        return ("en",)
-    if (
-        not isinstance(languages, list)
-        or not languages
-        or not all(isinstance(code, str) and code.strip() for code in languages)
-    ):
-        raise InputError(
-            f"{path}: system.languages must be a list of language codes, got {languages!r}"
-        )
-    return tuple(languages)
+    record = load_run(folder)
+    return record.languages if record is not None else ("en",)
 
 
 def items_digest(items: Sequence[Item]) -> str:
@@ -183,36 +165,37 @@ def read_done(path: Path, system: str | None = None) -> tuple[set[Key], Counter[
     return done, counts
 
 
-def check_resume(out: Path, meta: dict[str, Any]) -> None:
+def check_resume(out: Path, record: RunRecord) -> None:
     """Refuse to append to a run folder made by another system, plan or benchmark."""
     responses, path = out / "responses.jsonl", out / "run.json"
     if not responses.exists() or responses.stat().st_size == 0:
         return
-    if not path.is_file():
-        raise InputError(f"{responses}: responses without a run.json; use a new --out folder")
     try:
-        old = orjson.loads(path.read_bytes())
-    except orjson.JSONDecodeError:
-        raise InputError(f"{path}: not valid JSON; use a new --out folder") from None
-    if not isinstance(old, dict):
-        raise InputError(f"{path}: not a run record; use a new --out folder")
-    for field, what in (
-        ("system", "system card"),
-        ("trials", "--trials"),
-        ("permutations", "--permutations"),
-        ("items_sha256", "benchmark items"),
-    ):
-        if old.get(field) != meta[field]:
-            before, now = old.get(field), meta[field]
-            if field == "system":
-                before = before.get("name") if isinstance(before, dict) else before
-                now = now["name"] + (" (another card)" if before == now["name"] else "")
-            elif field == "items_sha256":
-                before, now = "another set", "these items"
-            raise InputError(
-                f"{path}: resuming needs the same {what} (the folder has {before}, this run "
-                f"{now}); use a new --out folder or the original options"
-            )
+        old = load_run(out)
+    except InputError as exc:
+        raise InputError(f"{exc}; cannot resume (use a new --out folder)") from None
+    if old is None:
+        raise InputError(f"{responses}: responses without a run.json; use a new --out folder")
+    checks = (
+        ("system card", old.system, record.system),
+        ("--trials", old.trials, record.trials),
+        ("--permutations", old.permutations, record.permutations),
+        ("benchmark items", old.items_sha256, record.items_sha256),
+    )
+    for what, before, now in checks:
+        if before == now:
+            continue
+        if isinstance(before, SystemCard) and isinstance(now, SystemCard):
+            same_name = before.name == now.name
+            shown = (before.name, now.name + (" (another card)" if same_name else ""))
+        elif what == "benchmark items":
+            shown = ("another set", "these items")
+        else:
+            shown = (str(before), str(now))
+        raise InputError(
+            f"{path}: resuming needs the same {what} (the folder has {shown[0]}, this run "
+            f"{shown[1]}); use a new --out folder or the original options"
+        )
 
 
 def _versions() -> dict[str, str]:
@@ -238,28 +221,27 @@ def run(
     seed: int = 0,
     progress: Progress | None = None,
     benchmark: Path | None = None,
-) -> dict[str, Any]:
-    """Run `plan` against `system` into `out`; returns the final run.json content."""
+) -> RunRecord:
+    """Run `plan` against `system` into `out`; returns the final run record (run.json)."""
     out.mkdir(parents=True, exist_ok=True)
     recover(out)
     responses_path = out / "responses.jsonl"
-    meta: dict[str, Any] = {
-        "schema": RUN_SCHEMA,
-        "system": system.card.model_dump(mode="json"),
-        "versions": _versions(),
-        "seed": seed,
-        "trials": plan.trials,
-        "permutations": plan.permutations,
-        "items": len(plan.items),
-        "items_sha256": items_digest(plan.items),
-        "status": "running",
-        "benchmark": None if benchmark is None else str(benchmark.resolve()),
-    }
-    check_resume(out, meta)
+    record = RunRecord(
+        system=system.card,
+        versions=_versions(),
+        seed=seed,
+        trials=plan.trials,
+        permutations=plan.permutations,
+        items=len(plan.items),
+        items_sha256=items_digest(plan.items),
+        status="running",
+        benchmark=None if benchmark is None else str(benchmark.resolve()),
+    )
+    check_resume(out, record)
     done, _ = read_done(responses_path, system.card.name)
     pending = [k for k in plan.tasks() if (k[0].id, k[1], k[2]) not in done]
-    meta["resumed_from"] = len(done)
-    write_json(out / "run.json", meta)
+    record = record.model_copy(update={"resumed_from": len(done)})
+    write_run(out, record)
     started = time.perf_counter()
     sent = 0
     total = len(pending)
@@ -274,20 +256,19 @@ def run(
                 if progress:
                     progress(sent, total)
     except KeyboardInterrupt:
-        meta |= {
-            "status": "interrupted",
-            "sent_this_session": sent,
-            "seconds_this_session": round(time.perf_counter() - started, 3),
-        }
-        write_json(out / "run.json", meta)
+        seconds = round(time.perf_counter() - started, 3)
+        update = {"status": "interrupted", "sent_this_session": sent}
+        write_run(out, record.model_copy(update=update | {"seconds_this_session": seconds}))
         raise
     _, counts = read_done(responses_path, system.card.name)
-    meta |= {
-        "status": "finished",
-        "sent_this_session": sent,
-        "seconds_this_session": round(time.perf_counter() - started, 3),
-        "counts": dict(sorted(counts.items())),
-        "responses": sum(counts.values()),
-    }
-    write_json(out / "run.json", meta)
-    return meta
+    record = record.model_copy(
+        update={
+            "status": "finished",
+            "sent_this_session": sent,
+            "seconds_this_session": round(time.perf_counter() - started, 3),
+            "counts": dict(sorted(counts.items())),
+            "responses": sum(counts.values()),
+        }
+    )
+    write_run(out, record)
+    return record

@@ -3,27 +3,64 @@
 Laya and Jev are not installable here, so `systemone_server` answers their documented
 `/v1/systemone` (+ `/batch`) contract deterministically: it picks the option whose text occurs
 in the state (else the first), with confidence 0.9 when found and 0.4 otherwise.
-`chat_server` speaks the OpenAI chat-completions format with scripted failure modes (garbage
-output, a hang, HTTP 400, HTTP 500 once). Every request body is recorded.
+`chat_reply` builds OpenAI chat-completions replies for scripted servers. `serve_raw` hands the
+whole exchange to a handler, for servers that misbehave on the wire (trickle bytes, send huge or
+gzip-bombed bodies, cut the connection, answer 429 with Retry-After, echo the Authorization
+header). Every request is recorded.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 Handler = Callable[[str, Any], tuple[int, Any]]
 
 
+@dataclass(frozen=True)
+class Hit:
+    """One request a raw server received: path, JSON body, headers, monotonic arrival time."""
+
+    path: str
+    body: Any
+    headers: dict[str, str]
+    at: float
+
+
+RawHandler = Callable[[BaseHTTPRequestHandler, Hit], None]
+
+
+def send(
+    handler: BaseHTTPRequestHandler,
+    status: int,
+    data: bytes,
+    headers: dict[str, str | None] | None = None,
+) -> None:
+    """Write one reply: JSON content type and Content-Length unless `headers` override them
+    (a None value leaves that header out)."""
+    handler.send_response(status)
+    fields: dict[str, str | None] = {
+        "Content-Type": "application/json",
+        "Content-Length": str(len(data)),
+    }
+    for name, value in (fields | (headers or {})).items():
+        if value is not None:
+            handler.send_header(name, value)
+    handler.end_headers()
+    handler.wfile.write(data)
+
+
 @contextmanager
-def serve(handle: Handler) -> Iterator[tuple[str, list[tuple[str, Any]]]]:
-    """Run `handle(path, body) -> (status, reply)` on a free port; yield (url, request log)."""
-    log: list[tuple[str, Any]] = []
+def serve_raw(handle: RawHandler) -> Iterator[tuple[str, list[Hit]]]:
+    """Run `handle(handler, hit)` for every POST on a free port; yield (url, hits)."""
+    hits: list[Hit] = []
 
     class Server(BaseHTTPRequestHandler):
         def log_message(self, *args: Any) -> None:
@@ -31,23 +68,35 @@ def serve(handle: Handler) -> Iterator[tuple[str, list[tuple[str, Any]]]]:
 
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            log.append((self.path, body))
-            status, reply = handle(self.path, body)
-            data = reply if isinstance(reply, bytes) else json.dumps(reply).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            hit = Hit(self.path, body, dict(self.headers.items()), time.monotonic())
+            hits.append(hit)
+            # the client may give up first (a deadline, a read cap): nothing left to do then
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                handle(self, hit)
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Server)
+    server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", log
+        yield f"http://127.0.0.1:{server.server_address[1]}", hits
     finally:
         server.shutdown()
         server.server_close()
+
+
+@contextmanager
+def serve(handle: Handler) -> Iterator[tuple[str, list[tuple[str, Any]]]]:
+    """Run `handle(path, body) -> (status, reply)` on a free port; yield (url, request log)."""
+    log: list[tuple[str, Any]] = []
+
+    def raw(handler: BaseHTTPRequestHandler, hit: Hit) -> None:
+        log.append((hit.path, hit.body))
+        status, reply = handle(hit.path, hit.body)
+        send(handler, status, reply if isinstance(reply, bytes) else json.dumps(reply).encode())
+
+    with serve_raw(raw) as (url, _):
+        yield url, log
 
 
 def _decide(state: str, question: dict[str, Any], jev: bool, floor: float | None) -> dict[str, Any]:
@@ -113,7 +162,7 @@ def systemone_handler(jev: bool, delay_s: float = 0.0) -> Handler:
     return handle
 
 
-def chat_reply(content: str) -> dict[str, Any]:
+def chat_reply(content: Any) -> dict[str, Any]:
     """An OpenAI chat-completions reply carrying `content`."""
     return {
         "id": "c1",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -18,6 +18,11 @@ from twinbench.cli.common import (
 )
 from twinbench.jsonl import dumps_json
 from twinbench.outputs import write_set
+
+if TYPE_CHECKING:
+    from twinbench.run import RunPlan
+    from twinbench.runrecord import RunRecord
+    from twinbench.systems.base import System
 
 
 def _progress_bar() -> Any:
@@ -43,8 +48,8 @@ def _progress_bar() -> Any:
 
 
 def _run_system(
-    system: Any, plan: Any, out: Path, seed: int, benchmark: Path | None = None
-) -> dict[str, Any]:
+    system: System, plan: RunPlan, out: Path, seed: int, benchmark: Path | None = None
+) -> RunRecord:
     from twinbench.run import run as run_plan
 
     total = sum(1 for _ in plan.tasks())
@@ -104,7 +109,12 @@ def run(
     api_key_env: Annotated[
         str | None, typer.Option(help="Environment variable holding the API key (never echoed)")
     ] = None,
-    timeout: Annotated[float, typer.Option(min=0.1, help="Per-request timeout, seconds")] = 30.0,
+    timeout: Annotated[
+        float,
+        typer.Option(
+            min=0.1, help="Deadline per HTTP call in seconds, retries and their waits included"
+        ),
+    ] = 30.0,
 ) -> None:
     """Run a system on a benchmark; resumable (the same command continues a stopped run)."""
     from twinbench.run import RunPlan, load_benchmark
@@ -123,9 +133,9 @@ def run(
     chosen = make_system(system, options)
     plan = RunPlan(items, trials=trials, permutations=permutations, batch_size=batch_size)
     meta = _run_system(chosen, plan, out, seed, benchmark)
-    counts = ", ".join(f"{k} {v}" for k, v in meta["counts"].items())
+    counts = ", ".join(f"{k} {v}" for k, v in (meta.counts or {}).items())
     console.print(
-        f"{chosen.card.name}: {meta['responses']} responses ({counts}) in {out / 'responses.jsonl'}"
+        f"{chosen.card.name}: {meta.responses} responses ({counts}) in {out / 'responses.jsonl'}"
     )
 
 

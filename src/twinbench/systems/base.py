@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
 from twinbench.records import Question, Response
@@ -27,16 +29,21 @@ class SystemCard(BaseModel):
 
 
 class SystemOptions(BaseModel):
-    """Options for adapters that talk to a server or need a seed (typed, not `k=v` strings)."""
+    """Options for adapters that talk to a server or need a seed (typed, not `k=v` strings).
+
+    `timeout_s` is a deadline for one HTTP call, retries and their waits included;
+    `max_reply_bytes` is where reading a reply stops (a longer reply is `invalid`).
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     base_url: str | None = None
     model: str | None = None
     api_key_env: str | None = None
-    timeout_s: float = Field(30.0, gt=0)
+    timeout_s: float = Field(30.0, gt=0, allow_inf_nan=False)
     concurrency: int = Field(4, ge=1)
     retries: int = Field(3, ge=0)
+    max_reply_bytes: int = Field(8 * 1024 * 1024, ge=1024)
     seed: int = 0
     benchmark_languages: tuple[str, ...] = ("en",)
 
@@ -67,8 +74,33 @@ class System(Protocol):
         ...
 
 
+#: the most bytes of `raw` a stored response keeps (its UTF-8 text; JSON text for data)
+RAW_CAP = 64 * 1024
+
+
+def bounded_raw(raw: Any) -> Any:
+    """`raw` as stored: itself when its text is at most RAW_CAP bytes, else a marker
+    `{"truncated": true, "length": bytes, "kept": RAW_CAP, "head": first RAW_CAP bytes}`."""
+    if raw is None or (isinstance(raw, str) and len(raw) <= RAW_CAP // 4):
+        return raw
+    if isinstance(raw, str):
+        text = raw
+    else:
+        try:
+            text = orjson.dumps(raw, default=str, option=orjson.OPT_NON_STR_KEYS).decode()
+        except TypeError:
+            text = json.dumps(raw, default=str)
+    data = text.encode("utf-8", errors="replace")
+    if len(data) <= RAW_CAP:
+        return raw
+    head = data[:RAW_CAP].decode("utf-8", errors="ignore")
+    return {"truncated": True, "length": len(data), "kept": RAW_CAP, "head": head}
+
+
 def response(request: Request, system: str, status: str = "ok", **fields: Any) -> Response:
-    """A Response for `request` (item, trial, permutation filled in)."""
+    """A Response for `request` (item, trial, permutation filled in; raw bounded)."""
+    if "raw" in fields:
+        fields["raw"] = bounded_raw(fields["raw"])
     return Response(
         item_id=request.item_id,
         system=system,

@@ -3,20 +3,23 @@
 The model is asked for one JSON object `{abstain, reason, answer}` constrained by a JSON Schema
 (`response_format` of type `json_schema`; servers that only know the llama.cpp form get
 `{"type": "json_object", "schema": ...}` after the first refusal that names response_format).
-Unparseable output, or output outside the schema, is `invalid`.
+Unparseable output, or output outside the schema, is `invalid`: exactly the keys abstain
+(a boolean), reason and answer; an abstention has a known reason code and a null answer; an
+answer has a null reason and is one of the listed answers, exactly as listed.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
-from twinbench.normalize import normalize_option
-from twinbench.records import ChoiceQuestion, NoulQuestion, ReasonCode, Response
+from twinbench.records import NoulQuestion, ReasonCode, Response
 from twinbench.systems.base import Request, SystemCard, SystemOptions, failure, response
-from twinbench.systems.http import post_all, require_url
+from twinbench.systems.http import HttpClient, OffContract, flag, loads, mapping
 from twinbench.systems.prompt import ABSTAIN_TEXT, answer_choices
+
+PATH = "/chat/completions"
+REASON_CODES = {code.value for code in ReasonCode}
 
 INSTRUCTIONS = (
     "You make typed decisions about a text. Reply with one JSON object: "
@@ -35,8 +38,9 @@ def decision_schema(request: Request, object_root: bool = True) -> dict[str, Any
     """The JSON Schema of a decision: an answer, or an abstention with a reason code.
 
     OpenAI's strict structured outputs need an object at the root, so that form allows null
-    in each field (a null answer without an abstention then parses as `invalid`); the
-    grammar-constrained llama.cpp form can say exactly "answer xor abstain" with anyOf.
+    in each field; what it cannot forbid (a null answer without an abstention, an abstention
+    with an answer) parses as `invalid`. The grammar-constrained llama.cpp form can say
+    exactly "answer xor abstain" with anyOf.
     """
     if object_root:
         return {
@@ -76,35 +80,49 @@ def messages(request: Request) -> list[dict[str, str]]:
     return [{"role": "system", "content": INSTRUCTIONS}, {"role": "user", "content": user}]
 
 
+DECISION_KEYS = {"abstain", "reason", "answer"}
+
+
+def read_decision(request: Request, data: Any) -> tuple[ReasonCode | None, Any]:
+    """(reason, None) for an abstention, (None, typed answer) for an answer; raises
+    OffContract for anything the object-root schema does not allow."""
+    data = mapping(data, "output")
+    if set(data) != DECISION_KEYS:
+        raise OffContract(f"output keys are {sorted(data)}, not {sorted(DECISION_KEYS)}")
+    abstain, reason, answer = flag(data["abstain"], "abstain"), data["reason"], data["answer"]
+    if abstain:
+        if answer is not None:
+            raise OffContract("an abstention carries no answer")
+        if not isinstance(reason, str) or reason not in REASON_CODES:
+            raise OffContract(f"abstention with reason {reason!r}, not a known reason code")
+        return ReasonCode(reason), None
+    if reason is not None:
+        raise OffContract("an answer carries no reason")
+    labels = {choice.text: choice for choice in answer_choices(request.question)}
+    choice = labels.get(answer) if isinstance(answer, str) else None
+    if choice is None:
+        raise OffContract(f"answer {answer!r} is not one of the allowed answers")
+    if isinstance(request.question, NoulQuestion):
+        return None, 1.0 if choice.answer else 0.0  # P(yes) of a yes/no label
+    return None, choice.answer
+
+
 def parse_decision(
     request: Request, content: str, system: str, latency_ms: float, usage: Any = None
 ) -> Response:
     """Turn the model's JSON text into a Response (`invalid` when outside the schema)."""
     try:
-        data = json.loads(content)
+        data = loads(content)
     except (TypeError, ValueError):
         return failure(request, system, "invalid", "output is not JSON", raw=content)
-    if not isinstance(data, dict) or not isinstance(data.get("abstain"), bool):
-        return failure(request, system, "invalid", "output has no boolean 'abstain'", raw=content)
+    try:
+        reason, answer = read_decision(request, data)
+    except OffContract as exc:
+        return failure(request, system, "invalid", f"output outside the schema: {exc}", raw=content)
     common = {"raw": content, "latency_ms": latency_ms, "usage": usage}
-    if data["abstain"]:
-        if data.get("reason") not in tuple(ReasonCode):
-            return failure(
-                request, system, "invalid", "abstention without a known reason code", raw=content
-            )
-        return response(request, system, abstain=True, reason=ReasonCode(data["reason"]), **common)
-    wanted = normalize_option(str(data.get("answer")))
-    for choice in answer_choices(request.question):
-        if normalize_option(choice.text) == wanted:
-            answer = choice.answer
-            if isinstance(request.question, NoulQuestion):
-                answer = 1.0 if answer else 0.0
-            elif isinstance(request.question, ChoiceQuestion):
-                answer = choice.text
-            return response(request, system, abstain=False, answer=answer, **common)
-    return failure(
-        request, system, "invalid", "answer is not one of the allowed answers", raw=content
-    )
+    if reason is not None:
+        return response(request, system, abstain=True, reason=reason, **common)
+    return response(request, system, abstain=False, answer=answer, **common)
 
 
 class OpenAICompatibleSystem:
@@ -112,7 +130,7 @@ class OpenAICompatibleSystem:
 
     def __init__(self, options: SystemOptions) -> None:
         self.options = options
-        self.url = require_url(options, "openai") + "/chat/completions"
+        self.http = HttpClient(options, "openai")
         self.model = options.model or "default"
         self.llama_cpp_format = False
         self.card = SystemCard(
@@ -122,7 +140,7 @@ class OpenAICompatibleSystem:
             max_options=255,
             confidences=False,
             abstains=True,
-            notes=f"OpenAI-compatible chat at {self.url}",
+            notes=f"OpenAI-compatible chat at {self.http.endpoint.shown(PATH)}",
         )
 
     def _body(self, request: Request) -> dict[str, Any]:
@@ -144,15 +162,17 @@ class OpenAICompatibleSystem:
         }
 
     def _parse(self, request: Request, data: Any, latency_ms: float) -> Response:
-        content = data["choices"][0]["message"]["content"]
-        return parse_decision(
-            request, content, self.card.name, round(latency_ms, 3), data.get("usage")
-        )
+        message = mapping(mapping(data, "reply")["choices"][0], "choice")["message"]
+        content = mapping(message, "message")["content"]
+        usage = data.get("usage")
+        if not isinstance(content, str):
+            raise OffContract(f"message content is {type(content).__name__}, not a string")
+        if usage is not None and not isinstance(usage, dict):
+            raise OffContract(f"usage is {type(usage).__name__}, not an object")
+        return parse_decision(request, content, self.card.name, round(latency_ms, 3), usage)
 
     def respond(self, requests: Sequence[Request]) -> list[Response]:
-        out = post_all(
-            requests, lambda r: self.url, self._body, self._parse, self.options, self.card.name
-        )
+        out = self.http.post_all(requests, lambda r: PATH, self._body, self._parse, self.card.name)
         # servers that only know {"type": "json_object", "schema": ...} name response_format
         # in their refusal (llama.cpp's Python server answers 500, others 400): switch once
         refused = [

@@ -6,6 +6,12 @@ options, score criteria = the legend labels in order, noul none). Laya answers `
 sharing a question go to `POST /v1/systemone/batch` (up to 64 states). Jev answers
 `choice_index` and `confidence` and rejects more than 255 options with HTTP 400.
 
+Both are read strictly: `choice_index` is a JSON integer in range (not 1.9, not true),
+confidences and probabilities are JSON numbers in [0, 1], `low_confidence` a JSON boolean (on
+every choice and score answer when `min_confidence` was sent), score probabilities cover every
+level; anything else is `invalid`, for its own request only (a bad result in a batch spoils
+nothing else).
+
 Neither has reason codes. Laya's `low_confidence` flag is recorded as an abstention with
 `underspecified_state` (the card says so); Jev never abstains, so evaluate it through a gate.
 Both products are closed or not installable here: the tests run them against local servers
@@ -15,13 +21,14 @@ that speak these documented wire formats.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from typing import Any
 
 from twinbench.jsonl import InputError
 from twinbench.records import ChoiceQuestion, NoulQuestion, ReasonCode, Response
-from twinbench.systems.base import Request, SystemCard, SystemOptions, response
-from twinbench.systems.http import post_groups, require_url
+from twinbench.systems.base import Request, SystemCard, SystemOptions, failure, response
+from twinbench.systems.http import HttpClient, OffContract, flag, index, mapping, real
 from twinbench.systems.prompt import answer_choices
 
 BATCH_LIMIT = 64
@@ -36,33 +43,53 @@ def wire_question(request: Request) -> dict[str, Any]:
     return wire
 
 
-def read_answer(request: Request, answer: dict[str, Any], jev: bool) -> tuple[Any, float | None]:
-    """(typed answer, confidence) from one wire answer; raises on anything off-contract."""
+def read_answer(
+    request: Request, answer: Any, jev: bool
+) -> tuple[Any, float | None, dict[str, float] | None]:
+    """(typed answer, confidence, probabilities) from one wire answer; raises OffContract on
+    anything off-contract (a float or bool choice_index, a string probability, ...)."""
+    answer = mapping(answer, "answer")
     question = request.question
     choices = answer_choices(question)
+    key = "confidence" if jev else "answer_confidence"
+    if not jev and key not in answer:
+        key = "confidence"
+    confidence = None if answer.get(key) is None else real(answer[key], key)
+    probabilities = _probabilities(request, answer.get("probabilities"))
     if isinstance(question, NoulQuestion):
-        p_yes = float(answer["noul"])
-        if not 0.0 <= p_yes <= 1.0:
-            raise ValueError(f"noul {p_yes} outside [0, 1]")
-        confidence = answer.get("confidence", max(p_yes, 1 - p_yes))
-        return p_yes, float(confidence)
+        p_yes = real(answer.get("noul"), "noul")
+        return p_yes, max(p_yes, 1 - p_yes) if confidence is None else confidence, probabilities
     if isinstance(question, ChoiceQuestion):
         if jev:
-            index = int(answer["choice_index"])
-            if not 0 <= index < len(choices):
-                raise IndexError(f"choice_index {index} out of range")
-            value: Any = choices[index].text
-        else:
-            value = answer["choice"]
-            if value not in question.options:
-                raise ValueError(f"choice {value!r} is not an option")
-    else:
-        probabilities = answer["probabilities"]
-        best = max(range(len(choices)), key=lambda i: float(probabilities[str(i)]))
-        value = choices[best].answer
-    key = "confidence" if jev else "answer_confidence"
-    confidence = answer.get(key, answer.get("confidence"))
-    return value, None if confidence is None else float(confidence)
+            if confidence is None:
+                raise OffContract("no confidence")
+            value: Any = choices[index(answer.get("choice_index"), "choice_index", len(choices))]
+            return value.text, confidence, probabilities
+        value = answer.get("choice")
+        if not isinstance(value, str) or value not in question.options:
+            raise OffContract(f"choice {value!r} is not an option")
+        return value, confidence, probabilities
+    if probabilities is None:
+        raise OffContract("a score answer needs probabilities")
+    best = max(range(len(choices)), key=lambda i: probabilities[choices[i].text])
+    return choices[best].answer, confidence, probabilities
+
+
+def _probabilities(request: Request, wire: Any) -> dict[str, float] | None:
+    """Probabilities keyed by option (choice, by text) or legend label (score, by level
+    index on the wire: every level, nothing else)."""
+    if wire is None:
+        return None
+    wire = mapping(wire, "probabilities")
+    if isinstance(request.question, ChoiceQuestion):
+        unknown = set(wire) - set(request.question.options)
+        if unknown:
+            raise OffContract(f"probabilities for {sorted(unknown)[:3]}, not options")
+        return {k: real(v, f"probability of {k!r}") for k, v in wire.items()}
+    labels = [c.text for c in answer_choices(request.question)]
+    if set(wire) != {str(i) for i in range(len(labels))}:
+        raise OffContract(f"probabilities keyed {sorted(wire)}, not 0..{len(labels) - 1}")
+    return {label: real(wire[str(i)], f"probability {i}") for i, label in enumerate(labels)}
 
 
 class SystemOneSystem:
@@ -70,7 +97,7 @@ class SystemOneSystem:
 
     def __init__(self, options: SystemOptions, jev: bool, min_confidence: float | None) -> None:
         self.options, self.jev, self.min_confidence = options, jev, min_confidence
-        self.base = require_url(options, "jev" if jev else "laya")
+        self.http = HttpClient(options, "jev" if jev else "laya")
         name = "jev" if jev else "laya" + ("" if min_confidence is None else f"@{min_confidence:g}")
         gate_note = (
             f"low_confidence below {min_confidence:g} recorded as abstention "
@@ -101,8 +128,8 @@ class SystemOneSystem:
             for i in range(0, len(group), BATCH_LIMIT)
         ]
 
-    def _url(self, group: list[Request]) -> str:
-        return f"{self.base}/v1/systemone" + ("/batch" if len(group) > 1 else "")
+    def _path(self, group: list[Request]) -> str:
+        return "/v1/systemone" + ("/batch" if len(group) > 1 else "")
 
     def _body(self, group: list[Request]) -> dict[str, Any]:
         body: dict[str, Any] = {"questions": {"q": wire_question(group[0])}}
@@ -117,64 +144,71 @@ class SystemOneSystem:
         return body
 
     def _parse(self, group: list[Request], data: Any, latency_ms: float) -> list[Response]:
-        results = data["results"] if len(group) > 1 else [data]
-        if len(results) != len(group):
-            raise ValueError(f"{len(results)} results for {len(group)} states")
-        out = []
-        for req, result in zip(group, results, strict=True):
-            answer = result["answers"]["q"]
-            value, confidence = read_answer(req, answer, self.jev)
-            common = {
-                "confidence": confidence,
-                "raw": answer,
-                "latency_ms": round(latency_ms, 3),
-                "usage": result.get("usage"),
-                "probabilities": _probabilities(req, answer),
-            }
-            if not self.jev and answer.get("low_confidence") is True:
-                out.append(
-                    response(
-                        req,
-                        self.card.name,
-                        abstain=True,
-                        reason=ReasonCode.UNDERSPECIFIED_STATE,
-                        **common,
-                    )
-                )
-            else:
-                out.append(response(req, self.card.name, abstain=False, answer=value, **common))
-        return out
+        data = mapping(data, "reply")
+        results = data.get("results") if len(group) > 1 else [data]
+        if not isinstance(results, list) or len(results) != len(group):
+            raise OffContract(f"results is not a list of {len(group)} results")
+        return [
+            self._one(req, result, latency_ms) for req, result in zip(group, results, strict=True)
+        ]
+
+    def _one(self, request: Request, result: Any, latency_ms: float) -> Response:
+        """One result: a decision, or `invalid` for this request alone."""
+        try:
+            result = mapping(result, "result")
+            answer = mapping(mapping(result.get("answers"), "answers").get("q"), "answer")
+            value, confidence, probabilities = read_answer(request, answer, self.jev)
+            low = answer.get("low_confidence")
+            # with min_confidence, Laya flags every choice and score answer (a noul answer is
+            # its own P(yes)); wherever the flag is present it is a JSON boolean
+            expected = self.min_confidence is not None and not isinstance(
+                request.question, NoulQuestion
+            )
+            if expected or low is not None:
+                low = flag(low, "low_confidence")
+            usage = result.get("usage")
+            if usage is not None:
+                usage = mapping(usage, "usage")
+        except OffContract as exc:
+            return failure(
+                request, self.card.name, "invalid", f"reply outside the contract: {exc}", result
+            )
+        common = {
+            "confidence": confidence,
+            "raw": answer,
+            "latency_ms": round(latency_ms, 3),
+            "usage": usage,
+            "probabilities": probabilities,
+        }
+        if low and self.min_confidence is not None:
+            reason = ReasonCode.UNDERSPECIFIED_STATE
+            return response(request, self.card.name, abstain=True, reason=reason, **common)
+        return response(request, self.card.name, abstain=False, answer=value, **common)
 
     def respond(self, requests: Sequence[Request]) -> list[Response]:
         groups = self._groups(requests)
-        answered = post_groups(
-            groups, self._url, self._body, self._parse, self.options, self.card.name
+        answered = self.http.post_groups(
+            groups, self._path, self._body, self._parse, self.card.name
         )
         by_id = {(r.item_id, r.trial, r.permutation): r for group in answered for r in group}
         return [by_id[(r.item_id, r.trial, r.permutation)] for r in requests]
 
 
-def _probabilities(request: Request, answer: dict[str, Any]) -> dict[str, float] | None:
-    probabilities = answer.get("probabilities")
-    if not isinstance(probabilities, dict):
-        return None
-    if isinstance(request.question, ChoiceQuestion):
-        return {str(k): float(v) for k, v in probabilities.items()}
-    labels = [c.text for c in answer_choices(request.question)]
-    return {labels[int(k)]: float(v) for k, v in probabilities.items() if int(k) < len(labels)}
-
-
 def laya(arg: str | None, options: SystemOptions) -> SystemOneSystem:
-    """Factory for `laya[:MIN_CONFIDENCE]`."""
+    """Factory for `laya[:MIN_CONFIDENCE]` (a threshold in [0, 1])."""
     threshold = None
     if arg:
         try:
             threshold = float(arg)
         except ValueError:
-            raise InputError(f"--system: laya:{arg} needs a number in [0, 1]") from None
+            threshold = math.nan
+        if not 0.0 <= threshold <= 1.0:
+            raise InputError(f"--system: laya:{arg} needs a MIN_CONFIDENCE in [0, 1]")
     return SystemOneSystem(options, jev=False, min_confidence=threshold)
 
 
 def jev(arg: str | None, options: SystemOptions) -> SystemOneSystem:
-    """Factory for `jev`."""
+    """Factory for `jev` (no argument)."""
+    if arg:
+        raise InputError(f"--system: jev takes no argument (got jev:{arg})")
     return SystemOneSystem(options, jev=True, min_confidence=None)

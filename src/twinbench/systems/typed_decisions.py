@@ -16,7 +16,9 @@ from typing import Any
 from twinbench.jsonl import InputError
 from twinbench.records import ChoiceQuestion, NoulQuestion, Response
 from twinbench.systems.base import Request, SystemCard, SystemOptions, failure, response
-from twinbench.systems.http import post_all
+from twinbench.systems.http import HttpClient, OffContract, mapping, real
+
+PATH = "/v1/ask"
 
 
 def wire_question(request: Request) -> dict[str, Any]:
@@ -30,20 +32,27 @@ def wire_question(request: Request) -> dict[str, Any]:
     return wire
 
 
-def read_answer(request: Request, answer: dict[str, Any]) -> tuple[Any, float]:
-    """(typed answer, confidence) from one typed-decisions answer."""
+def read_answer(request: Request, answer: Any) -> tuple[Any, float]:
+    """(typed answer, confidence) from one typed-decisions answer; raises OffContract when a
+    field is missing or of the wrong type (a string probability, a choice not an option)."""
+    answer = mapping(answer, "answer")
     question = request.question
     if isinstance(question, NoulQuestion):
-        p_yes = float(answer["noul"])
+        p_yes = real(answer.get("noul"), "noul")
         return p_yes, max(p_yes, 1.0 - p_yes)
-    probabilities = {str(k): float(v) for k, v in answer["probabilities"].items()}
+    probabilities = mapping(answer.get("probabilities"), "probabilities")
+    probabilities = {str(k): real(v, f"probability of {k!r}") for k, v in probabilities.items()}
+    confidence = real(answer.get("confidence"), "confidence")
     if isinstance(question, ChoiceQuestion):
-        choice = answer["choice"]
-        if choice not in question.options:
-            raise ValueError(f"choice {choice!r} is not an option")
-        return choice, float(answer["confidence"])
+        choice = answer.get("choice")
+        if not isinstance(choice, str) or choice not in question.options:
+            raise OffContract(f"choice {choice!r} is not an option")
+        return choice, confidence
+    unknown = set(probabilities) - set(question.legend)
+    if unknown or not probabilities:
+        raise OffContract(f"probabilities keyed {sorted(probabilities)}, not the legend labels")
     label = max(probabilities, key=lambda k: probabilities[k])
-    return question.legend[label], float(answer["confidence"])
+    return question.legend[label], confidence
 
 
 class TypedDecisionsSystem:
@@ -51,9 +60,11 @@ class TypedDecisionsSystem:
 
     def __init__(self, options: SystemOptions) -> None:
         self.options = options
-        self.url = options.base_url.rstrip("/") + "/v1/ask" if options.base_url else None
+        self.http = HttpClient(options, "typed-decisions") if options.base_url else None
         self._decider: Any = None
-        where = self.url or "in process on the embedded SmolLM2"
+        where = (
+            self.http.endpoint.shown(PATH) if self.http else "in process on the embedded SmolLM2"
+        )
         self.card = SystemCard(
             name="typed-decisions",
             version=_version(),
@@ -98,15 +109,21 @@ class TypedDecisionsSystem:
             usage=usage,
         )
 
+    def _reply(self, request: Request, data: Any, latency_ms: float) -> Response:
+        data = mapping(data, "reply")
+        usage = data.get("usage")
+        if usage is not None:
+            usage = mapping(usage, "usage")
+        answer = mapping(mapping(data.get("answers"), "answers").get("q"), "answer")
+        return self._typed(request, answer, latency_ms, usage)
+
     def respond(self, requests: Sequence[Request]) -> list[Response]:
-        if self.url is not None:
-            url = self.url
-            return post_all(
+        if self.http is not None:
+            return self.http.post_all(
                 requests,
-                lambda r: url,
+                lambda r: PATH,
                 lambda r: {"state": r.state, "questions": {"q": wire_question(r)}},
-                lambda r, data, ms: self._typed(r, data["answers"]["q"], ms, data.get("usage")),
-                self.options,
+                self._reply,
                 self.card.name,
             )
         from typed_decisions.types import question_from_dict
@@ -123,8 +140,13 @@ class TypedDecisionsSystem:
                         req, answer, (time.perf_counter() - started) * 1000, asdict(result.usage)
                     )
                 )
+            except OffContract as exc:
+                out.append(failure(req, self.card.name, "invalid", str(exc), started=started))
             except (ValueError, KeyError) as exc:
                 out.append(failure(req, self.card.name, "rejected", str(exc), started=started))
+            except Exception as exc:  # the model failed (memory, a backend bug): a status
+                error = f"{type(exc).__name__}: {exc}"
+                out.append(failure(req, self.card.name, "error", error, started=started))
         return out
 
 
