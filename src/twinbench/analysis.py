@@ -42,8 +42,12 @@ def _per_pair_shift(rates: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarra
 
 def analyse_system(
     g: GradedTable, seed: int, resamples: int = BOOTSTRAP_RESAMPLES, draws: int = SIGN_FLIP_DRAWS
-) -> dict[str, Any]:
-    """Everything the paired protocol reports for one system's graded responses."""
+) -> tuple[dict[str, Any], np.ndarray, np.ndarray]:
+    """Everything the paired protocol reports for one system's graded responses, and the
+    per-pair shifts with the mask of pairs valid in both conditions (for the pooled test).
+
+    `conditions` and `shift_test` are None when no pair has a valid response in both
+    conditions (e.g. every response of one side failed): nothing can be estimated."""
     classes = outcome_classes(g)
     n = counts(classes)
     rates = per_cluster_rates(g, classes)
@@ -53,35 +57,45 @@ def analyse_system(
     ).astype(np.float64)
     num = np.vstack([rates["present_abstain"], rates["absent_abstain"], right_present])
     den = np.vstack([rates["present_valid"], rates["absent_valid"], answered_present])
-    draws_matrix = resample_ratios(num, den, resamples, np.random.default_rng(seed))
-    present = num[0].sum() / den[0].sum()
-    absent = num[1].sum() / den[1].sum()
     shift, both = _per_pair_shift(rates)
-    test = sign_flip_test(shift[both], draws, np.random.default_rng(seed), seed)
-    return {
+    block: dict[str, Any] = {
         "outcome_counts": n,
         "pooled": paired_metrics(n),
         "trials": trial_medians(g, classes),
-        "conditions": {
-            "questions": int((rates["present_valid"] + rates["absent_valid"] > 0).sum()),
-            "present_valid_responses": int(den[0].sum()),
-            "absent_valid_responses": int(den[1].sum()),
-            "present_abstention": percentile_interval(
-                present, draws_matrix[:, 0], resamples, seed
-            ).as_dict(),
-            "absent_abstention": percentile_interval(
-                absent, draws_matrix[:, 1], resamples, seed
-            ).as_dict(),
-            "shift": percentile_interval(
-                absent - present, draws_matrix[:, 1] - draws_matrix[:, 0], resamples, seed
-            ).as_dict(),
-            "present_accuracy_when_answering": percentile_interval(
-                num[2].sum() / den[2].sum(), draws_matrix[:, 2], resamples, seed
-            ).as_dict(),
-        },
-        "shift_test": test.as_dict(),
-        "_per_pair": (shift, both),
+        "conditions": None,
+        "shift_test": None,
     }
+    if not both.any() or den[2].sum() == 0:
+        return block, shift, both
+    draws_matrix = resample_ratios(num, den, resamples, np.random.default_rng(seed))
+    present = num[0].sum() / den[0].sum()
+    absent = num[1].sum() / den[1].sum()
+    test = sign_flip_test(shift[both], draws, np.random.default_rng(seed), seed)
+    return (
+        block
+        | {
+            "conditions": {
+                "questions": int((rates["present_valid"] + rates["absent_valid"] > 0).sum()),
+                "present_valid_responses": int(den[0].sum()),
+                "absent_valid_responses": int(den[1].sum()),
+                "present_abstention": percentile_interval(
+                    present, draws_matrix[:, 0], resamples, seed
+                ).as_dict(),
+                "absent_abstention": percentile_interval(
+                    absent, draws_matrix[:, 1], resamples, seed
+                ).as_dict(),
+                "shift": percentile_interval(
+                    absent - present, draws_matrix[:, 1] - draws_matrix[:, 0], resamples, seed
+                ).as_dict(),
+                "present_accuracy_when_answering": percentile_interval(
+                    num[2].sum() / den[2].sum(), draws_matrix[:, 2], resamples, seed
+                ).as_dict(),
+            },
+            "shift_test": test.as_dict(),
+        },
+        shift,
+        both,
+    )
 
 
 def analyse(
@@ -91,24 +105,30 @@ def analyse(
     draws: int = SIGN_FLIP_DRAWS,
 ) -> dict[str, Any]:
     """Per-system analyses, Holm-adjusted p-values across systems, and the pooled test."""
-    systems = {name: analyse_system(g, seed, resamples, draws) for name, g in tables.items()}
-    adjusted = holm([s["shift_test"]["p_value"] for s in systems.values()])
-    for block, p in zip(systems.values(), adjusted, strict=True):
+    analysed = {name: analyse_system(g, seed, resamples, draws) for name, g in tables.items()}
+    systems = {name: block for name, (block, _, _) in analysed.items()}
+    tested = [block for block in systems.values() if block["shift_test"] is not None]
+    adjusted = holm([block["shift_test"]["p_value"] for block in tested])
+    for block, p in zip(tested, adjusted, strict=True):
         block["shift_test"]["holm_p"] = p
-        block["shift_test"]["correction"] = f"Holm across {len(systems)} systems"
-    shifts = np.vstack([s["_per_pair"][0] for s in systems.values()])
-    masks = np.vstack([s["_per_pair"][1] for s in systems.values()])
-    for block in systems.values():
-        del block["_per_pair"]
+        block["shift_test"]["correction"] = f"Holm across {len(tested)} systems"
+    width = max(shift.size for _, shift, _ in analysed.values())
+    shifts = np.vstack(
+        [np.pad(shift, (0, width - shift.size)) for _, shift, _ in analysed.values()]
+    )
+    masks = np.vstack([np.pad(both, (0, width - both.size)) for _, _, both in analysed.values()])
     answered = masks.sum(axis=0)
     mean_shift = np.where(answered > 0, (shifts * masks).sum(axis=0) / np.maximum(answered, 1), 0)
-    pooled = sign_flip_test(mean_shift[answered > 0], draws, np.random.default_rng(seed), seed)
+    pooled = (
+        sign_flip_test(mean_shift[answered > 0], draws, np.random.default_rng(seed), seed)
+        if (answered > 0).any()
+        else None
+    )
+    estimates = [b["conditions"]["shift"]["estimate"] for b in tested]
     return {
         "systems": systems,
-        "pooled_shift_test": pooled.as_dict(),
-        "mean_of_system_shifts": float(
-            np.mean([s["conditions"]["shift"]["estimate"] for s in systems.values()])
-        ),
+        "pooled_shift_test": None if pooled is None else pooled.as_dict(),
+        "mean_of_system_shifts": float(np.mean(estimates)) if estimates else None,
         "settings": {
             "bootstrap_resamples": resamples,
             "sign_flip_draws": draws,

@@ -136,8 +136,9 @@ def permutation_flips(summaries: dict[str, dict[str, Any]]) -> str | None:
 
 def paired_shift(paired: dict[str, Any]) -> str:
     """Present vs absent abstention per system (dumbbells), with bootstrap intervals."""
-    fig, ax = _figure(7, 0.5 + 0.45 * max(1, len(paired["systems"])))
-    for row, block in enumerate(paired["systems"].values()):
+    shown = {name: b for name, b in paired["systems"].items() if b["conditions"] is not None}
+    fig, ax = _figure(7, 0.5 + 0.45 * max(1, len(shown)))
+    for row, block in enumerate(shown.values()):
         c = block["conditions"]
         present, absent = c["present_abstention"], c["absent_abstention"]
         ax.plot([present["estimate"], absent["estimate"]], [row, row], color="grey")
@@ -150,7 +151,7 @@ def paired_shift(paired: dict[str, Any]) -> str:
                 color=colour,
                 capsize=2,
             )
-    ax.set_yticks(range(len(paired["systems"])), list(paired["systems"]))
+    ax.set_yticks(range(len(shown)), list(shown))
     ax.set_xlim(-0.02, 1.02)
     ax.set_xlabel("abstention rate (blue: answer present, orange: answer absent)")
     ax.set_title("Paired present / absent shift")

@@ -138,6 +138,9 @@ def report_markdown(report: dict[str, Any]) -> str:
     ]
     for name, block in paired["systems"].items():
         c, t = block["conditions"], block["shift_test"]
+        if c is None or t is None:
+            lines.append(f"| {name} | — | — | no pair valid in both conditions | — | — |")
+            continue
         shift = c["shift"]
         lines.append(
             f"| {name} | {_pct(c['present_abstention']['estimate'])} | "
@@ -146,13 +149,16 @@ def report_markdown(report: dict[str, Any]) -> str:
             f"{fmt_p(t['holm_p'])} |"
         )
     pooled = paired["pooled_shift_test"]
+    if pooled is not None and paired["mean_of_system_shifts"] is not None:
+        lines += [
+            "",
+            f"Mean per-pair shift over the systems: {100 * pooled['mean']:+.2f} pp "
+            f"(one sign-flip test with the pair as the unit, p = {pooled['p_value']:.1e}; "
+            f"{pooled['positive']} pairs up, {pooled['negative']} down, {pooled['zero']} "
+            f"unchanged). Mean of the pooled system shifts: "
+            f"{100 * paired['mean_of_system_shifts']:+.2f} pp.",
+        ]
     lines += [
-        "",
-        f"Mean per-pair shift over the systems: {100 * pooled['mean']:+.2f} pp "
-        f"(one sign-flip test with the pair as the unit, p = {pooled['p_value']:.1e}; "
-        f"{pooled['positive']} pairs up, {pooled['negative']} down, {pooled['zero']} "
-        f"unchanged). Mean of the pooled system shifts: "
-        f"{100 * paired['mean_of_system_shifts']:+.2f} pp.",
         "",
         "## Paired metrics",
         "",
@@ -209,6 +215,8 @@ def report_html(report: dict[str, Any]) -> str:
             fmt_p(b["shift_test"]["p_value"]),
             fmt_p(b["shift_test"]["holm_p"]),
         ]
+        if b["conditions"] is not None and b["shift_test"] is not None
+        else [name, "—", "—", "—", "—", "—"]
         for name, b in paired["systems"].items()
     ]
     settings = paired["settings"]

@@ -15,9 +15,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from twinbench.build import write_benchmark
 from twinbench.cli import app
 from twinbench.jsonl import InputError
-from twinbench.records import ChoiceQuestion
+from twinbench.records import ChoiceQuestion, Item
 from twinbench.systems import SystemOptions, make_system
 from twinbench.systems.base import Request
 
@@ -217,10 +218,14 @@ QUERY_KEY = "QKEY-" * 4
 def test_a_real_run_writes_the_secrets_nowhere(
     key: str | None, userinfo: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    out = tmp_path / "run"
+    root = tmp_path / "root"
+    bench = root / "benchmark"
+    items = [Item.model_validate(json.loads(line)) for line in ITEMS.read_text().splitlines()]
+    write_benchmark(bench, items, [], {"seed": 0, "generators": [], "ratio": {}})
+    out = root / "runs" / "openai"
     with serve_raw(_echo_everywhere) as (url, hits):
         base = url.replace("http://", "http://" + userinfo) + f"/v1?key={QUERY_KEY}"
-        args = ["run", "-b", str(ITEMS), "-s", "openai", "-o", str(out), "--base-url", base]
+        args = ["run", "-b", str(bench), "-s", "openai", "-o", str(out), "--base-url", base]
         args += ["--timeout", "5"]
         if key is not None:
             monkeypatch.setenv(ENV, key)
@@ -240,8 +245,25 @@ def test_a_real_run_writes_the_secrets_nowhere(
     modes = {ECHO_MODES[sum(map(ord, h.body["messages"][1]["content"])) % 7] for h in hits}
     assert len(rows) == 12 and len(modes) >= 5, modes  # the echo reached most failure paths
     assert {r["status"] for r in rows} >= {"error", "invalid", "rejected"}
-    files = [p for p in out.rglob("*") if p.is_file()]
-    assert {p.name for p in files} >= {"run.json", "responses.jsonl"}
+    # a second run, then a report and a comparison of both: all they write is grepped too
+    other = root / "runs" / "abstain"
+    runner = CliRunner()
+    second = runner.invoke(app, ["run", "-b", str(bench), "-s", "always-abstain", "-o", str(other)])
+    assert second.exit_code == 0, second.output
+    assert runner.invoke(app, ["report", str(root)]).exit_code == 0
+    compared = runner.invoke(app, ["compare", str(out), str(other), "--out", str(root / "cmp")])
+    assert compared.exit_code == 0, compared.output
+    files = [p for p in root.rglob("*") if p.is_file() and "benchmark" not in p.parts]
+    assert {p.name for p in files} >= {
+        "run.json",
+        "responses.jsonl",
+        "metrics.json",
+        "report.md",
+        "report.html",
+        "compare.json",
+        "compare.md",
+        "compare.html",
+    }
     for path in files:
         text = path.read_text("utf-8")
         for secret in secrets:
