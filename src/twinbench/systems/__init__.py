@@ -2,7 +2,7 @@
 
 Spec grammar (`twinbench run --system SPEC`):
 
-* ``NAME`` or ``NAME:ARG`` — a registered adapter, e.g. ``smollm2``, ``always-abstain:family``,
+* ``NAME`` or ``NAME:ARG`` — a registered adapter, e.g. ``smollm2``, ``always-abstain:out_of_language``,
   ``always-answer:random``, ``openai`` (server options come from ``--base-url`` etc.);
 * ``gate:SPEC@THRESHOLD[:CODE]`` — abstain (with CODE, default underspecified_state) when the
   wrapped system's confidence is below THRESHOLD;
