@@ -14,7 +14,7 @@ from conftest import read_rows
 from twinbench.build import BuildResult, balance_families, build, default_generators
 from twinbench.cli import app
 from twinbench.errata import Errata, Erratum
-from twinbench.generators import REGISTRY
+from twinbench.generators import Pool, generator_classes
 from twinbench.generators.scripts import LANGUAGE_SCRIPTS
 from twinbench.validate import validate_files
 
@@ -94,13 +94,12 @@ def test_every_pair_passes_its_generators_validity(
 ) -> None:
     _, result = default_build
     from twinbench.corpus import load_corpus
-    from twinbench.generators import Pool
 
     corpus = load_corpus()
-    for name, pairs in result.pairs.items():
-        generator = REGISTRY[name](Pool(corpus))
-        for pair in pairs:
-            assert generator.validity(pair) == [], (name, pair.item.id)
+    for cls in generator_classes(list(result.pairs), "test"):
+        generator = cls(Pool(corpus))  # validity reads only the pair
+        for pair in result.pairs[cls.name]:
+            assert generator.validity(pair) == [], (cls.name, pair.item.id)
 
 
 def test_out_of_language_slice_spans_languages_and_scripts(
@@ -178,7 +177,9 @@ def test_errata_drop_whole_pairs_and_are_counted(tmp_path: Path) -> None:
     second = build(tmp_path / "b", per_generator=5, errata=errata)
     ids = {r["id"] for r in read_rows(tmp_path / "b" / "items.jsonl")}
     assert victim.id not in ids and victim.twin_id not in ids
-    assert second.manifest["errata"] == {"version": 1, "dropped_pairs": 1}
+    # the entries are recorded so that `build --from` can honour them again
+    entry = {"item_id": victim.id, "pair_id": None, "reason": "audited answerable"}
+    assert second.manifest["errata"] == {"version": 1, "dropped_pairs": 1, "entries": [entry]}
     assert len(ids) == len(read_rows(tmp_path / "a" / "items.jsonl")) - 2
 
 
@@ -210,6 +211,15 @@ def test_build_help_explains_every_option(runner: CliRunner) -> None:
         ),
         (["--errata", "{tmp}/missing.json"], "error: {tmp}/missing.json: no such file"),
         (["--holdout", "nope"], "error: --holdout: unknown generator 'nope'; choose from "),
+        (
+            ["--generators", "redaction,state_contradictoin"],
+            "error: --generators: unknown generator 'state_contradictoin' (did you mean "
+            "'state_contradiction'?); choose from redaction, ",
+        ),
+        (
+            ["--paired", "--ratio", "2:1"],
+            "error: --paired builds answer_removal alone; drop --ratio",
+        ),
     ],
 )
 def test_bad_build_options_are_one_line(

@@ -1,4 +1,4 @@
-"""`twinbench build`: partition the corpus, run every generator, write the benchmark folder."""
+"""`twinbench build`: deal the corpus pools, run the generators, write the benchmark folder."""
 
 from __future__ import annotations
 
@@ -12,16 +12,26 @@ from typing import Any
 import numpy as np
 
 from twinbench import __version__
-from twinbench.corpus import Corpus, Scenario, corpus_dir, load_corpus
+from twinbench.build_record import (
+    BuildOptions,
+    BuildRecord,
+    GeneratorRow,
+    Split,
+    generator_row,
+    option_fields,
+    read_build_record,
+    reproduction_problems,
+)
+from twinbench.corpus import Corpus, load_corpus
 from twinbench.errata import Errata
-from twinbench.generators import REGISTRY, Generator, Pair, Pool, registered
+from twinbench.generators import Generator, Pair, generator_classes, registered
 from twinbench.generators.base import item_seed
+from twinbench.generators.registry import builtin
 from twinbench.jsonl import InputError, write_json, write_jsonl
 from twinbench.outputs import output_set
-from twinbench.records import MANIFEST_SCHEMA, ChoiceQuestion, Item, ReasonCode
+from twinbench.partition import partition
+from twinbench.records import MANIFEST_SCHEMA, Item, ReasonCode
 
-#: share of the free base scenarios (choice questions only) given to exact_duplicate
-DUPLICATE_SHARE = 0.33
 Progress = Callable[[str, int, int], None]
 #: held out by `build --release`: one generator per family whose outputs never go public.
 #: out_of_language has a single generator (translation), so holding it out would leave no
@@ -42,6 +52,11 @@ class BuildResult:
     dropped: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
     manifest: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def record(self) -> BuildRecord:
+        """The manifest's build fields, typed (what `--from` reads back)."""
+        return BuildRecord.model_validate(self.manifest)
+
 
 def parse_ratio(text: str) -> tuple[int, int]:
     """Parse `A:U` (answerable:unanswerable, A >= U >= 1)."""
@@ -57,52 +72,8 @@ def parse_ratio(text: str) -> tuple[int, int]:
 
 
 def default_generators() -> list[str]:
-    """The generators of the default build, in build order (retired ones left out)."""
-    return [cls.name for cls in registered() if cls.retired is None]
-
-
-def partition(
-    corpus: Corpus, seed: int, generators: Sequence[str] | None = None
-) -> dict[str, list[Scenario]]:
-    """Split the base scenarios so no scenario (hence no state) feeds two generators.
-
-    Translated scenarios go to `translation` (their English originals are its twins). The rest
-    are shuffled per domain with `seed` and dealt round-robin across domains: choice scenarios
-    to `exact_duplicate` until it holds DUPLICATE_SHARE of them, the others to `redaction`, or
-    alternately to `redaction` and `rematch` within each domain when `generators` (default:
-    all registered) includes rematch.
-    """
-    readers = (
-        ("redaction", "rematch")
-        if generators is None or "rematch" in generators
-        else ("redaction",)
-    )
-    translated = {t.scenario_id for t in corpus.translations}
-    rng = np.random.default_rng([seed, 1])
-    by_domain: dict[str, list[Scenario]] = defaultdict(list)
-    for scenario in corpus.scenarios:
-        if scenario.id not in translated:
-            by_domain[scenario.domain].append(scenario)
-    queues = [
-        [group[i] for i in rng.permutation(len(group))] for _, group in sorted(by_domain.items())
-    ]
-    dealt = [q[i] for i in range(max(map(len, queues), default=0)) for q in queues if i < len(q)]
-    shares: dict[str, list[Scenario]] = {"redaction": [], "rematch": [], "exact_duplicate": []}
-    duplicate_quota = round(DUPLICATE_SHARE * len(dealt))
-    toggle: Counter[str] = Counter()
-    for scenario in dealt:
-        if (
-            isinstance(scenario.question, ChoiceQuestion)
-            and scenario.extra_option
-            and (len(shares["exact_duplicate"]) < duplicate_quota)
-        ):
-            shares["exact_duplicate"].append(scenario)
-            continue
-        name = readers[toggle[scenario.domain] % len(readers)]
-        toggle[scenario.domain] += 1
-        shares[name].append(scenario)
-    shares["translation"] = [s for s in corpus.scenarios if s.id in translated]
-    return shares
+    """The default build's generators, in build order: twinbench's own, less retired ones."""
+    return [cls.name for cls in registered() if cls.retired is None and builtin(cls)]
 
 
 def _ordered(generator: Generator[Any], seed: int) -> list[Any]:
@@ -114,6 +85,25 @@ def _ordered(generator: Generator[Any], seed: int) -> list[Any]:
     return [sources[i] for i in order]
 
 
+def run_generator(
+    generator: Generator[Any], seed: int, per_generator: int | None, progress: Progress | None
+) -> tuple[list[Pair], Counter[str]]:
+    """The pairs that pass validity from the first `per_generator` sources, and the drops."""
+    sources = _ordered(generator, seed)[:per_generator]
+    kept: list[Pair] = []
+    dropped: Counter[str] = Counter()
+    for n, source in enumerate(sources, start=1):
+        key = generator.source_key(source)
+        pair = generator.generate(source, item_seed(seed, generator.name, key))
+        if generator.validity(pair):
+            dropped["validity"] += 1
+        else:
+            kept.append(pair)
+        if progress:
+            progress(generator.name, n, len(sources))
+    return kept, dropped
+
+
 def generate_all(
     corpus: Corpus,
     seed: int,
@@ -122,26 +112,28 @@ def generate_all(
     generators: Sequence[str] | None = None,
 ) -> BuildResult:
     """Run the generators (default: the default build's); keep the pairs that pass validity."""
+    return _generate(corpus, _chosen(generators), seed, per_generator, progress)
+
+
+def _chosen(generators: Sequence[str] | None) -> list[type[Generator[Any]]]:
+    """The generators a build runs, in build order (None: the default build's)."""
+    names = list(generators) if generators is not None else default_generators()
+    return generator_classes(names, "--generators")
+
+
+def _generate(
+    corpus: Corpus,
+    classes: Sequence[type[Generator[Any]]],
+    seed: int,
+    per_generator: int | None,
+    progress: Progress | None,
+) -> BuildResult:
     result = BuildResult()
-    chosen = list(generators) if generators is not None else default_generators()
-    shares = partition(corpus, seed, chosen)
-    for cls in registered():
-        name = cls.name
-        if name not in chosen:
-            continue
-        generator = cls(Pool(corpus, shares.get(name, [])))
-        sources = _ordered(generator, seed)
-        sources = sources[:per_generator] if per_generator is not None else sources
-        kept: list[Pair] = []
-        for n, source in enumerate(sources, start=1):
-            pair = generator.generate(source, item_seed(seed, name, generator.source_key(source)))
-            if generator.validity(pair):
-                result.dropped[name]["validity"] += 1
-            else:
-                kept.append(pair)
-            if progress:
-                progress(name, n, len(sources))
-        result.pairs[name] = kept
+    pools = partition(corpus, seed, classes)
+    for cls in classes:
+        kept, dropped = run_generator(cls(pools[cls.name]), seed, per_generator, progress)
+        result.pairs[cls.name] = kept
+        result.dropped[cls.name].update(dropped)
     return result
 
 
@@ -202,6 +194,15 @@ def _apply_ratio(pairs: Sequence[Pair], ratio: tuple[int, int]) -> list[Item]:
     return items
 
 
+def _drop_errata(pairs: list[Pair], errata: Errata) -> list[Pair]:
+    """The pairs of which neither item is listed in `errata`."""
+    return [
+        p
+        for p in pairs
+        if not (errata.drops(p.item.id, p.item.pair_id) or errata.drops(p.twin.id, p.twin.pair_id))
+    ]
+
+
 def sha256(path: Path) -> str:
     """The hex sha256 of a file."""
     return hashlib.sha256(path.read_bytes()).hexdigest()
@@ -222,11 +223,6 @@ def _counts(items: Sequence[Item]) -> dict[str, Any]:
     }
 
 
-def _length_ratio(pairs: Sequence[Pair]) -> float | None:
-    ratios = [len(p.item.state) / len(p.twin.state) for p in pairs if p.twin.state]
-    return round(float(np.mean(ratios)), 4) if ratios else None
-
-
 def build(
     out: Path,
     *,
@@ -239,75 +235,107 @@ def build(
     strict_bound: float | None = None,
     generators: Sequence[str] | None = None,
 ) -> BuildResult:
+    """Build a benchmark into `out` (`build_benchmark` with these options)."""
+    options = BuildOptions(
+        seed=seed,
+        per_generator=per_generator,
+        ratio=ratio,
+        holdout=tuple(holdout),
+        errata=errata,
+        strict_bound=strict_bound,
+        generators=None if generators is None else tuple(generators),
+    )
+    return build_benchmark(out, options, progress)
+
+
+def build_benchmark(
+    out: Path, options: BuildOptions, progress: Progress | None = None
+) -> BuildResult:
     """Build a benchmark into `out`: items.jsonl, holdout/items.jsonl, manifest.json.
 
-    Families are trimmed to their fixed FAMILY_SHARES (`balance_families`). With
-    `strict_bound`, the similarity audit runs first and the build refuses (InputError, nothing
-    written) if a generator version's probe AUC exceeds the bound on any probe.
+    `options.paired` builds the answer-removal benchmark instead. Families are trimmed to
+    their fixed FAMILY_SHARES (`balance_families`). With `strict_bound`, the similarity audit
+    runs first and the build refuses (InputError, nothing written) if a generator version's
+    probe AUC exceeds the bound on any probe.
     """
-    for option, names in (("--holdout", holdout), ("--generators", generators or ())):
-        unknown = sorted(set(names) - set(REGISTRY))
-        if unknown:
-            raise InputError(
-                f"{option}: unknown generator {unknown[0]!r}; choose from {', '.join(REGISTRY)}"
-            )
-    corpus = load_corpus()
-    result = generate_all(corpus, seed, per_generator, progress, generators)
+    if options.paired:
+        return _build_paired(out, options, progress)
+    generator_classes(options.holdout, "--holdout")
+    classes = _chosen(options.generators)
+    result = _generate(load_corpus(), classes, options.seed, options.per_generator, progress)
     balanced = balance_families(result.pairs)
     for name, pairs in result.pairs.items():
         if len(pairs) > len(balanced[name]):
             result.dropped[name]["family_balance"] += len(pairs) - len(balanced[name])
     result.pairs = balanced
-    summary = []
-    for name, pairs in result.pairs.items():
-        if errata is not None:
-            before = len(pairs)
-            pairs = [
-                p
-                for p in pairs
-                if not (
-                    errata.drops(p.item.id, p.item.pair_id)
-                    or errata.drops(p.twin.id, p.twin.pair_id)
-                )
-            ]
-            result.dropped[name]["errata"] += before - len(pairs)
-            result.pairs[name] = pairs
-        split = "holdout" if name in holdout else "public"
-        items = [i.model_copy(update={"split": split}) for i in _apply_ratio(pairs, ratio)]
+    rows: list[GeneratorRow] = []
+    for cls in classes:
+        pairs = result.pairs[cls.name]
+        if options.errata is not None:
+            kept = _drop_errata(pairs, options.errata)
+            result.dropped[cls.name]["errata"] += len(pairs) - len(kept)
+            result.pairs[cls.name] = pairs = kept
+        split: Split = "holdout" if cls.name in options.holdout else "public"
+        items = [i.model_copy(update={"split": split}) for i in _apply_ratio(pairs, options.ratio)]
         (result.holdout if split == "holdout" else result.public).extend(items)
-        cls = REGISTRY[name]
-        summary.append(
-            {
-                "name": name,
-                "version": cls.version,
-                "family": cls.family.value,
-                "split": split,
-                "pairs": len(pairs),
-                "dropped": dict(sorted(result.dropped[name].items())),
-                "length_ratio_item_to_twin": _length_ratio(pairs),
-            }
+        rows.append(generator_row(cls, split, pairs, result.dropped[cls.name]))
+    if options.strict_bound is not None:
+        refuse_leaky([*result.public, *result.holdout], options.strict_bound, options.seed)
+    fields = option_fields(options, rows, sum(d["errata"] for d in result.dropped.values()))
+    fields["family_shares"] = family_shares(result.pairs)
+    result.manifest = write_benchmark(out, result.public, result.holdout, fields)
+    return result
+
+
+def build_paired(out: Path, *, seed: int = 0, per_generator: int | None = None) -> BuildResult:
+    """Build the answer-removal benchmark (paired present/absent protocol) into `out`."""
+    return build_benchmark(out, BuildOptions(seed=seed, per_generator=per_generator, paired=True))
+
+
+def _build_paired(out: Path, options: BuildOptions, progress: Progress | None) -> BuildResult:
+    from twinbench.generators.answer_removal import AnswerRemoval
+
+    unused = [
+        flag
+        for flag, value, default in (
+            ("--ratio", options.ratio, (1, 1)),
+            ("--holdout", options.holdout, ()),
+            ("--errata", options.errata, None),
+            ("--strict", options.strict_bound, None),
+            ("--generators", options.generators, None),
         )
-    if strict_bound is not None:
-        refuse_leaky([*result.public, *result.holdout], strict_bound, seed)
-    result.manifest = write_benchmark(
-        out,
-        result.public,
-        result.holdout,
-        {
-            "seed": seed,
-            "per_generator": per_generator,
-            "generators": summary,
-            "family_shares": family_shares(result.pairs),
-            "ratio": {"answerable": ratio[0], "unanswerable": ratio[1]},
-            "errata": None
-            if errata is None
-            else {
-                "version": errata.version,
-                "dropped_pairs": sum(d["errata"] for d in result.dropped.values()),
-            },
-            "corpus": {p.name: sha256(p) for p in sorted(corpus_dir().glob("*.jsonl"))},
-        },
-    )
+        if value != default
+    ]
+    if unused:
+        raise InputError(f"--paired builds answer_removal alone; drop {', '.join(unused)}")
+    seed, per_generator = options.seed, options.per_generator
+    result = _generate(load_corpus(), [AnswerRemoval], seed, per_generator, progress)
+    kept = result.pairs[AnswerRemoval.name]
+    result.public = [item for pair in kept for item in (pair.item, pair.twin)]
+    row = generator_row(AnswerRemoval, "public", kept, result.dropped[AnswerRemoval.name])
+    result.manifest = write_benchmark(out, result.public, [], option_fields(options, [row], 0))
+    return result
+
+
+def rebuild(manifest: Path, out: Path, progress: Progress | None = None) -> BuildResult:
+    """Rebuild into `out`, byte for byte, the benchmark that `manifest` describes.
+
+    Refused (InputError, nothing written) when the installed twinbench, corpus or generator
+    versions are not the ones that made it; after the build, every file must have the sha256
+    the manifest records.
+    """
+    record = read_build_record(manifest)
+    options = record.options(str(manifest))
+    problems = reproduction_problems(record, str(manifest))
+    if problems:
+        raise InputError(f"{manifest}: cannot rebuild byte for byte: " + "; ".join(problems))
+    result = build_benchmark(out, options, progress)
+    differ = [n for n, digest in record.files.items() if result.manifest["files"].get(n) != digest]
+    if differ:
+        raise InputError(
+            f"{manifest}: the rebuilt {', '.join(differ)} in {out} differ from the sha256 it "
+            "records (a hand-edited manifest, or a generator that is not deterministic)"
+        )
     return result
 
 
@@ -332,51 +360,6 @@ def write_benchmark(
         }
         write_json(stage("manifest.json"), manifest)
     return manifest
-
-
-def build_paired(out: Path, *, seed: int = 0, per_generator: int | None = None) -> BuildResult:
-    """Build the answer-removal benchmark (paired present/absent protocol) into `out`."""
-    from twinbench.generators.answer_removal import AnswerRemoval
-
-    corpus = load_corpus()
-    generator = AnswerRemoval(Pool(corpus))
-    result = BuildResult()
-    sources = _ordered(generator, seed)[:per_generator]
-    kept = []
-    for source in sources:
-        pair = generator.generate(
-            source, item_seed(seed, generator.name, generator.source_key(source))
-        )
-        if generator.validity(pair):
-            result.dropped[generator.name]["validity"] += 1
-        else:
-            kept.append(pair)
-    result.pairs[generator.name] = kept
-    result.public = [item for pair in kept for item in (pair.item, pair.twin)]
-    result.manifest = write_benchmark(
-        out,
-        result.public,
-        [],
-        {
-            "seed": seed,
-            "per_generator": per_generator,
-            "protocol": "paired answer removal",
-            "generators": [
-                {
-                    "name": generator.name,
-                    "version": generator.version,
-                    "family": generator.family.value,
-                    "split": "public",
-                    "pairs": len(kept),
-                    "dropped": dict(result.dropped[generator.name]),
-                    "length_ratio_item_to_twin": _length_ratio(kept),
-                }
-            ],
-            "ratio": {"answerable": 1, "unanswerable": 1},
-            "corpus": {p.name: sha256(p) for p in sorted(corpus_dir().glob("contradiction.jsonl"))},
-        },
-    )
-    return result
 
 
 def refuse_leaky(items: Sequence[Item], bound: float, seed: int) -> None:

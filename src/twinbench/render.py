@@ -8,31 +8,16 @@ from rich import box
 from rich.console import Group
 from rich.table import Table
 
+from twinbench.metrics import registry
 from twinbench.records import FAMILIES
 
-_FAMILY_COLUMNS = (
-    ("unanswerable", "items"),
-    ("twins", "twins"),
-    ("recall", "recall"),
-    ("precision", "precision"),
-    ("twin_accuracy", "twin acc"),
-    ("accuracy", "accuracy"),
-    ("ideal_pair_rate", "ideal pairs"),
-    ("wrong_reason", "wrong code"),
-)
+# every label comes from the metric declarations (twinbench.metrics.registry)
+_FAMILY_COLUMNS = tuple((m.key, m.label) for m in registry.FAMILY)
 MACRO_ROW = "macro mean"
 MACRO_NOTE = "macro mean: every family weighs the same"
 FAMILY_HEADERS = [label for _, label in _FAMILY_COLUMNS]
-_OVERALL_ROWS = (
-    ("abstention_precision", "abstention precision (any code)"),
-    ("abstention_recall", "abstention recall (any code)"),
-    ("twin_accuracy", "twin accuracy"),
-    ("accuracy", "accuracy (valid responses)"),
-    ("accuracy_failures_as_wrong", "accuracy (invalid/rejected/error as wrong)"),
-    ("coverage", "coverage"),
-    ("selective_risk", "selective risk"),
-    ("cost_weighted_score", "cost-weighted score"),
-)
+_OVERALL_ROWS = tuple((m.key, m.label) for m in registry.OVERALL)
+HEADLINE = tuple(m for m in registry.OVERALL if m.headline)
 
 
 def fmt(value: Any) -> str:

@@ -17,23 +17,21 @@ import numpy as np
 from twinbench import html, plots
 from twinbench.analysis import analyse
 from twinbench.compare import tallies
-from twinbench.grade import GradedTable, Outcome, expected_table, grade_file
+from twinbench.documents import Report
+from twinbench.grade import GradedTable, Outcome
+from twinbench.graded import ExpectedCache, GradedRun, grade_run
 from twinbench.jsonl import InputError, dumps_json
 from twinbench.metrics.cost import load_cost_table
-from twinbench.metrics.summary import summarize
 from twinbench.outputs import write_set
-from twinbench.records import FAMILIES, Item
-from twinbench.render import FAMILY_HEADERS, family_rows, fmt, fmt_p
-from twinbench.run import load_benchmark, run_languages
+from twinbench.records import FAMILIES
+from twinbench.render import FAMILY_HEADERS, HEADLINE, family_rows, fmt, fmt_p
+from twinbench.run import load_benchmark
 from twinbench.stats.bootstrap import ratio_interval
 
-REPORT_SCHEMA = "twinbench.report/1"
 
-
-def load_runs(
-    folder: Path, languages: tuple[str, ...] | None
-) -> tuple[list[Item], dict[str, GradedTable], dict[str, tuple[str, ...]]]:
-    """Items, one graded table per run (named by its folder), and each run's languages.
+def report_runs(folder: Path, languages: tuple[str, ...] | None = None) -> dict[str, GradedRun]:
+    """Every run of a report folder (`benchmark/` and `runs/*/`), graded through `grade_run`
+    and named by its folder.
 
     Each run is graded against the languages its system declares (run.json), unless
     `languages` overrides them for every run.
@@ -43,16 +41,11 @@ def load_runs(
         bench = folder  # a benchmark folder with runs/ inside it
     if not (bench / "manifest.json").is_file():
         raise InputError(f"{folder}: no benchmark/manifest.json (run twinbench eval or import)")
-    items = load_benchmark(bench)
+    cache = ExpectedCache(load_benchmark(bench))
     runs = sorted(p.parent for p in (folder / "runs").glob("*/responses.jsonl"))
     if not runs:
         raise InputError(f"{folder}: no runs/*/responses.jsonl to report on")
-    declared = {run.name: run_languages(run, languages) for run in runs}
-    tables = {langs: expected_table(items, langs) for langs in set(declared.values())}
-    graded = {
-        run.name: grade_file(run / "responses.jsonl", tables[declared[run.name]]) for run in runs
-    }
-    return items, graded, declared
+    return {run.name: grade_run(cache, run, languages) for run in runs}
 
 
 def family_intervals(g: GradedTable, seed: int, resamples: int = 2_000) -> dict[str, Any]:
@@ -78,19 +71,16 @@ def family_intervals(g: GradedTable, seed: int, resamples: int = 2_000) -> dict[
     return out
 
 
-def build_report(
-    folder: Path, languages: tuple[str, ...] | None = None, seed: int = 7
-) -> dict[str, Any]:
-    """Every number of the report as one JSON-ready dict."""
-    _, tables, declared = load_runs(folder, languages)
+def build_report(runs: dict[str, GradedRun], seed: int = 7) -> Report:
+    """Every number of the report for already graded runs (each graded once, by the caller)."""
     costs = load_cost_table()
-    return {
-        "schema": REPORT_SCHEMA,
-        "languages": {name: list(langs) for name, langs in declared.items()},
-        "systems": {name: summarize(g, costs, declared[name]) for name, g in tables.items()},
-        "family_intervals": {name: family_intervals(g, seed) for name, g in tables.items()},
-        "paired": analyse(tables, seed=seed),
-    }
+    tables = {name: graded.table for name, graded in runs.items()}
+    return Report(
+        languages={name: list(graded.languages) for name, graded in runs.items()},
+        systems={name: graded.metrics(costs) for name, graded in runs.items()},
+        family_intervals={name: family_intervals(g, seed) for name, g in tables.items()},
+        paired=analyse(tables, seed=seed),
+    )
 
 
 def _languages(report: dict[str, Any]) -> str:
@@ -190,21 +180,7 @@ def report_html(report: dict[str, Any]) -> str:
     """The report as one self-contained HTML page with its figures drawn inline."""
     summaries, paired = report["systems"], report["paired"]
     overall = [
-        [
-            name,
-            *(
-                fmt(s["overall"][k])
-                for k in (
-                    "abstention_precision",
-                    "abstention_recall",
-                    "twin_accuracy",
-                    "coverage",
-                    "selective_risk",
-                    "cost_weighted_score",
-                )
-            ),
-        ]
-        for name, s in summaries.items()
+        [name, *(fmt(s["overall"][m.key]) for m in HEADLINE)] for name, s in summaries.items()
     ]
     shifts = [
         [
@@ -229,18 +205,7 @@ def report_html(report: dict[str, Any]) -> str:
             ),
             (
                 "Pooled over all items",
-                html.table(
-                    [
-                        "system",
-                        "abst. precision",
-                        "abst. recall",
-                        "twin acc.",
-                        "coverage",
-                        "selective risk",
-                        "cost score",
-                    ],
-                    overall,
-                ),
+                html.table(["system", *(m.label for m in HEADLINE)], overall),
             ),
             (
                 "Per-family abstention",
@@ -299,13 +264,14 @@ def report_html(report: dict[str, Any]) -> str:
     )
 
 
-def write_report(folder: Path, report: dict[str, Any]) -> None:
+def write_report(folder: Path, report: Report) -> None:
     """metrics.json, report.md and report.html into `folder`, as one set."""
+    document = report.to_json()
     write_set(
         folder,
         {
-            "metrics.json": dumps_json(report),
-            "report.md": report_markdown(report),
-            "report.html": report_html(report),
+            "metrics.json": dumps_json(document),
+            "report.md": report_markdown(document),
+            "report.html": report_html(document),
         },
     )

@@ -6,13 +6,23 @@ from typing import Any
 
 import pytest
 
-from twinbench.build import partition
 from twinbench.corpus import Corpus, load_corpus
-from twinbench.generators import REGISTRY, Generator, Pair, Pool
+from twinbench.generators import Generator, Pair, generator_classes
 from twinbench.generators.base import item_seed
 from twinbench.generators.scripts import script_problem, script_share
 from twinbench.normalize import normalize_option
+from twinbench.partition import partition
 from twinbench.records import ChoiceQuestion
+
+ALL = [
+    "redaction",
+    "rematch",
+    "reference_ambiguity",
+    "exact_duplicate",
+    "state_contradiction",
+    "false_premise",
+    "translation",
+]
 
 
 @pytest.fixture(scope="module")
@@ -21,7 +31,9 @@ def corpus() -> Corpus:
 
 
 def _generator(name: str, corpus: Corpus) -> Generator[Any]:
-    return REGISTRY[name](Pool(corpus, partition(corpus, 0).get(name, [])))
+    """The generator with the pools it gets in a seed-0 build of every registered generator."""
+    classes = generator_classes(ALL, "test")
+    return next(cls for cls in classes if cls.name == name)(partition(corpus, 0, classes)[name])
 
 
 def _first_pair(name: str, corpus: Corpus) -> Pair:

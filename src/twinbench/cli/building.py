@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -14,6 +14,11 @@ from twinbench.cli.common import (
     user_errors,
 )
 from twinbench.jsonl import InputError, write_json
+
+if TYPE_CHECKING:
+    from rich.progress import TaskID
+
+    from twinbench.build_record import BuildRecord
 
 
 @app.command()
@@ -60,31 +65,55 @@ def build(
         str,
         typer.Option(
             help="Comma-separated generators to run (default: the default build, which leaves "
-            "out retired ones such as rematch; docs/corpus.md says why)"
+            "out retired ones such as rematch, and plugins; docs/corpus.md says why)"
         ),
     ] = "",
+    from_manifest: Annotated[
+        Path | None,
+        typer.Option(
+            "--from",
+            help="Rebuild, byte for byte, the benchmark a manifest.json describes (every "
+            "option comes from it; refused if the installed twinbench or corpus differ)",
+        ),
+    ] = None,
 ) -> None:
     """Build a benchmark from the embedded corpus: items.jsonl, manifest.json, holdout/."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-    from twinbench.build import build as run_build
-    from twinbench.build import parse_ratio
+    from twinbench.build import RELEASE_HOLDOUT, build_benchmark, parse_ratio, rebuild
+    from twinbench.build_record import BuildOptions
     from twinbench.errata import load_errata
 
-    if paired:
-        from twinbench.build import build_paired
+    def names(text: str) -> tuple[str, ...]:
+        return tuple(name.strip() for name in text.split(",") if name.strip())
 
-        _print_build_summary(
-            build_paired(out, seed=seed, per_generator=per_generator).manifest, out
+    flags = {
+        "--seed": seed != 0,
+        "--per-generator": per_generator is not None,
+        "--ratio": ratio != "1:1",
+        "--holdout": bool(holdout),
+        "--strict": strict,
+        "--release": release,
+        "--errata": errata is not None,
+        "--paired": paired,
+        "--generators": bool(generators),
+    }
+    options = None
+    if from_manifest is not None:
+        if any(flags.values()):
+            given = ", ".join(flag for flag, set_ in flags.items() if set_)
+            raise InputError(f"--from: the manifest fixes every build option; drop {given}")
+    else:
+        options = BuildOptions(
+            seed=seed,
+            per_generator=per_generator,
+            ratio=parse_ratio(ratio),
+            holdout=names(holdout) or (RELEASE_HOLDOUT if release else ()),
+            errata=load_errata(errata) if errata is not None else None,
+            strict_bound=0.65 if strict else None,
+            generators=names(generators) or None,
+            paired=paired,
         )
-        return
-    parsed_ratio = parse_ratio(ratio)
-    loaded_errata = load_errata(errata) if errata is not None else None
-    held = tuple(name.strip() for name in holdout.split(",") if name.strip())
-    if release and not held:
-        from twinbench.build import RELEASE_HOLDOUT
-
-        held = RELEASE_HOLDOUT
     with Progress(
         TextColumn("{task.description:<22}"),
         BarColumn(),
@@ -92,25 +121,19 @@ def build(
         console=errors,
         transient=True,
     ) as bar:
-        tasks: dict[str, object] = {}
+        tasks: dict[str, TaskID] = {}
 
         def progress(name: str, done: int, total: int) -> None:
             if name not in tasks:
                 tasks[name] = bar.add_task(name, total=total)
-            bar.update(tasks[name], completed=done)  # type: ignore[arg-type]
+            bar.update(tasks[name], completed=done)
 
-        result = run_build(
-            out,
-            seed=seed,
-            per_generator=per_generator,
-            ratio=parsed_ratio,
-            holdout=held,
-            errata=loaded_errata,
-            progress=progress,
-            strict_bound=0.65 if strict else None,
-            generators=[g.strip() for g in generators.split(",") if g.strip()] or None,
-        )
-    _print_build_summary(result.manifest, out)
+        if options is None:
+            assert from_manifest is not None
+            result = rebuild(from_manifest, out, progress)
+        else:
+            result = build_benchmark(out, options, progress)
+    _print_build_summary(result.record, out, from_manifest)
 
 
 @app.command("import")
@@ -213,26 +236,23 @@ def _import_arcticqa(folder: Path, out: Path) -> None:
     )
 
 
-def _print_build_summary(manifest: dict[str, Any], out: Path) -> None:
+def _print_build_summary(record: BuildRecord, out: Path, source: Path | None) -> None:
     from rich.table import Table
 
-    table = Table(title=f"benchmark {out} (seed {manifest['seed']})")
+    table = Table(title=f"benchmark {out} (seed {record.seed})")
     for column in ("generator", "family", "split", "pairs", "dropped", "item/twin length"):
         table.add_column(column, justify="right" if column in ("pairs",) else "left")
-    for g in manifest["generators"]:
-        dropped = ", ".join(f"{k} {v}" for k, v in g["dropped"].items() if v) or "-"
+    for g in record.generators:
+        dropped = ", ".join(f"{k} {v}" for k, v in g.dropped.items() if v) or "-"
         table.add_row(
-            g["name"],
-            g["family"],
-            g["split"],
-            str(g["pairs"]),
-            dropped,
-            f"{g['length_ratio_item_to_twin']}",
+            g.name, g.family, g.split, str(g.pairs), dropped, f"{g.length_ratio_item_to_twin}"
         )
     console.print(table)
-    ratio = manifest["ratio"]
+    ratio = record.ratio
     console.print(
-        f"answerable:unanswerable = {ratio['answerable']}:{ratio['unanswerable']}; "
+        f"answerable:unanswerable = {ratio.answerable}:{ratio.unanswerable}; "
         f"wrote {out / 'items.jsonl'}, {out / 'holdout' / 'items.jsonl'}, "
         f"{out / 'manifest.json'}"
     )
+    if source is not None:
+        console.print(f"every file has the sha256 that {source} records")

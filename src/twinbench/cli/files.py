@@ -66,32 +66,41 @@ def grade(
         Path | None, typer.Option(help="Cost table (TOML or JSON); default: the published one")
     ] = None,
     out: Annotated[
-        Path | None, typer.Option(help="Write metrics.json and metrics.md into this folder")
+        Path | None,
+        typer.Option(help="Write metrics.json, metrics.md and graded.jsonl into this folder"),
     ] = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the metrics JSON on stdout, nothing else")
     ] = False,
 ) -> None:
-    """Grade responses exactly against a benchmark and print per-family abstention metrics."""
-    from twinbench.grade import expected_table, grade_file
-    from twinbench.metrics.cost import load_cost_table
-    from twinbench.metrics.summary import summarize
-    from twinbench.render import metrics_markdown, metrics_table
-    from twinbench.run import run_languages
+    """Grade responses exactly against a benchmark and print per-family abstention metrics.
 
-    declared = run_languages(responses.parent, parse_languages(languages) if languages else None)
-    table = load_cost_table(costs)
+    With --out, writes metrics.json, metrics.md and graded.jsonl (one graded row per
+    response: its outcome, whether it is correct, the item's family after the language rule).
+    """
+    from twinbench.graded import grade_run
+    from twinbench.jsonl import dumps_line
+    from twinbench.metrics.cost import load_cost_table
+    from twinbench.render import metrics_markdown, metrics_table
+
     records = [item for _, item in load_models(items, Item)]
-    expected = expected_table(records, declared)
-    graded = grade_file(responses, expected)
-    summary = summarize(graded, table, expected.languages)
+    graded = grade_run(records, responses, parse_languages(languages) if languages else None)
+    summary = graded.metrics(load_cost_table(costs)).to_json()
     if out is not None:
+        rows = b"".join(
+            dumps_line(row.model_dump(mode="json", by_alias=True)) for row in graded.rows()
+        )
         write_set(
-            out, {"metrics.json": dumps_json(summary), "metrics.md": metrics_markdown(summary)}
+            out,
+            {
+                "metrics.json": dumps_json(summary),
+                "metrics.md": metrics_markdown(summary),
+                "graded.jsonl": rows.decode("utf-8"),
+            },
         )
     if as_json:
         sys.stdout.write(dumps_json(summary))
         return
     console.print(metrics_table(summary))
     if out is not None:
-        console.print(f"wrote {out / 'metrics.json'} and {out / 'metrics.md'}")
+        console.print(f"wrote metrics.json, metrics.md and graded.jsonl into {out}")

@@ -29,17 +29,17 @@ def report(
     as_json: Annotated[bool, typer.Option("--json", help="Print the metrics JSON only")] = False,
 ) -> None:
     """Grade every run of a folder; write metrics.json and report.md (paired analysis)."""
-    from twinbench.report import build_report, report_markdown, write_report
+    from twinbench.report import build_report, report_markdown, report_runs, write_report
 
     declared = parse_languages(languages) if languages else None
-    built = build_report(folder, declared, seed)
+    built = build_report(report_runs(folder, declared), seed)
     write_report(folder, built)
     if as_json:
-        sys.stdout.write(dumps_json(built))
+        sys.stdout.write(dumps_json(built.to_json()))
         return
     from rich.markdown import Markdown
 
-    console.print(Markdown(report_markdown(built)))
+    console.print(Markdown(report_markdown(built.to_json())))
     console.print(f"wrote {folder / 'metrics.json'} and {folder / 'report.md'}")
 
 
@@ -60,24 +60,20 @@ def compare(
     """Paired per-family differences between runs: intervals, sign-flip p, Holm."""
     from twinbench.compare import compare as compare_runs
     from twinbench.compare import compare_html, compare_markdown
-    from twinbench.grade import expected_table, grade_file
-    from twinbench.run import load_benchmark, run_languages
+    from twinbench.graded import ExpectedCache, grade_run
+    from twinbench.run import load_benchmark
 
     if len(runs) < 2:
         raise InputError("compare needs at least two run folders")
     bench = benchmark or _benchmark_of(runs[0])
-    items = load_benchmark(bench)
+    cache = ExpectedCache(load_benchmark(bench))
     override = parse_languages(languages) if languages else None
-    expected = {}
     tables = {}
     for folder in runs:
         name = _run_name(folder)
         if name in tables:
             name = f"{name} ({folder})"
-        declared = run_languages(folder, override)
-        if declared not in expected:
-            expected[declared] = expected_table(items, declared)
-        tables[name] = grade_file(folder / "responses.jsonl", expected[declared])
+        tables[name] = grade_run(cache, folder, override).table
     result = compare_runs(tables, seed=seed)
     write_set(
         out,
@@ -116,22 +112,19 @@ def compare(
 
 
 def _benchmark_of(run_folder: Path) -> Path:
-    meta = run_folder / "run.json"
-    try:
-        named = json.loads(meta.read_text("utf-8")).get("benchmark")
-    except (OSError, ValueError):
-        named = None
-    if not named:
-        raise InputError(f"{meta}: names no benchmark; pass --benchmark DIR")
-    return Path(named)
+    from twinbench.runrecord import load_run
+
+    record = load_run(run_folder)
+    if record is None or not record.benchmark:
+        raise InputError(f"{run_folder / 'run.json'}: names no benchmark; pass --benchmark DIR")
+    return Path(record.benchmark)
 
 
 def _run_name(run_folder: Path) -> str:
-    try:
-        meta = json.loads((run_folder / "run.json").read_text("utf-8"))
-        return str(meta["system"]["name"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return run_folder.name
+    from twinbench.runrecord import load_run
+
+    record = load_run(run_folder)
+    return record.system.name if record is not None else run_folder.name
 
 
 audit_app = typer.Typer(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -16,8 +15,6 @@ from twinbench.cli.common import (
     parse_languages,
     user_errors,
 )
-from twinbench.jsonl import dumps_json
-from twinbench.outputs import write_set
 
 if TYPE_CHECKING:
     from twinbench.run import RunPlan
@@ -139,23 +136,6 @@ def run(
     )
 
 
-EVAL_PAIRS_PER_FAMILY = 120
-
-
-def eval_slice(built: Any, per_family: int) -> list[Any]:
-    """`per_family` pairs of every family, spread over its generators (all items when 0)."""
-    from twinbench.build import balance_families
-
-    if not per_family:
-        return list(built.public)
-    return [
-        item
-        for pairs in balance_families(built.pairs, per_family).values()
-        for pair in pairs
-        for item in (pair.item, pair.twin)
-    ]
-
-
 @app.command("eval")
 @user_errors
 def evaluate(
@@ -172,61 +152,29 @@ def evaluate(
             "(0 = every item of the default build; the default keeps a 2-core CPU run of "
             "smollm2 under 15 minutes)",
         ),
-    ] = EVAL_PAIRS_PER_FAMILY,
+    ] = 120,
     languages: Annotated[str | None, typer.Option(help=LANGUAGES_HELP)] = None,
 ) -> None:
     """The main job: build the default benchmark, run the system, grade, write the report.
 
     The benchmark folder holds the full default build; the system answers --per-family pairs
-    of each family (all of them with --per-family 0). Run again with the same options to
-    resume an interrupted run.
+    of each family (all of them with --per-family 0), and the `shortcut` reference (rules that
+    read no meaning) answers the same items. Run again with the same options to resume an
+    interrupted run.
     """
-    from twinbench.build import build as run_build
-    from twinbench.grade import expected_table, grade_file
-    from twinbench.metrics.cost import load_cost_table
-    from twinbench.metrics.summary import summarize
-    from twinbench.render import metrics_markdown, metrics_table
-    from twinbench.run import RunPlan, run_languages
-    from twinbench.systems import make_system
+    from twinbench.evaluation import evaluate as run_evaluation
+    from twinbench.render import metrics_table
 
-    declared = parse_languages(languages) if languages else None
-    bench = out / "benchmark"
-    console.print(f"[bold]1/4[/bold] building the benchmark into {bench} (seed {seed})")
-    built = run_build(bench, seed=seed)
-    items = eval_slice(built, per_family)
-    console.print(
-        f"     {len(built.public)} items built; {len(items)} sent to the system "
-        f"({per_family or 'all'} pairs per family)"
+    result = run_evaluation(
+        out,
+        system,
+        seed=seed,
+        per_family=per_family,
+        languages=parse_languages(languages) if languages else None,
+        on_step=lambda line: console.print(line, markup=False, highlight=False),
+        run_system=_run_system,
     )
-    options = _system_options(
-        seed=seed, benchmark_languages=tuple(sorted({i.language for i in items}))
-    )
-    console.print(f"[bold]2/4[/bold] running {system} (first use of a local model loads it)")
-    chosen = make_system(system, options)
-    run_dir = out / "runs" / re.sub(r"[^\w.@=+-]+", "_", chosen.card.name)
-    _run_system(chosen, RunPlan(items), run_dir, seed, bench)
-    if chosen.card.name != "shortcut":
-        # the shortcut system reads no meaning: the report shows what a cheater gets beside it
-        _run_system(
-            make_system("shortcut", options), RunPlan(items), out / "runs" / "shortcut", seed, bench
-        )
-    console.print(f"[bold]3/4[/bold] grading {run_dir / 'responses.jsonl'}")
-    expected = expected_table(items, run_languages(run_dir, declared))
-    summary = summarize(
-        grade_file(run_dir / "responses.jsonl", expected), load_cost_table(), expected.languages
-    )
-    summary["system_card"] = chosen.card.model_dump(mode="json")
-    write_set(
-        run_dir, {"metrics.json": dumps_json(summary), "metrics.md": metrics_markdown(summary)}
-    )
-    console.print(
-        f"[bold]4/4[/bold] writing the report: {out / 'metrics.json'}, "
-        f"{out / 'report.md'}, {out / 'report.html'}"
-    )
-    from twinbench.report import build_report, write_report
-
-    write_report(out, build_report(out, declared))
-    console.print(metrics_table(summary))
+    console.print(metrics_table(result.metrics.to_json()))
 
 
 @app.command()

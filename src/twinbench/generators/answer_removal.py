@@ -17,7 +17,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from twinbench.corpus import ContradictionCase
-from twinbench.generators.base import Generator, Pair, join, permute_options, undenied
+from twinbench.generators.base import (
+    CorpusPool,
+    Generator,
+    Pair,
+    Reads,
+    join,
+    permute_options,
+    undenied,
+)
 from twinbench.records import ChoiceQuestion, ReasonCode
 
 ABSTAIN_OPTION = "I abstain from answering"
@@ -29,12 +37,14 @@ class AnswerRemoval(Generator[ContradictionCase]):
     name = "answer_removal"
     version = "1.1.0"
     family = ReasonCode.CONTRADICTORY_OPTIONS
+    inputs = (Reads(CorpusPool.CONTRADICTION),)
+
+    @classmethod
+    def accepts(cls, source: ContradictionCase) -> bool:
+        return len(source.contradicted_options) >= 3
 
     def sources(self) -> Sequence[ContradictionCase]:
-        return [c for c in self.pool.corpus.contradiction if len(c.contradicted_options) >= 3]
-
-    def source_key(self, source: ContradictionCase) -> str:
-        return source.id
+        return [c for c in self.pool.contradiction if self.accepts(c)]
 
     def generate(self, source: ContradictionCase, seed: int) -> Pair:
         denied = [c.option for c in source.contradicted_options[:3]]

@@ -7,7 +7,16 @@ from collections.abc import Sequence
 import numpy as np
 
 from twinbench.corpus import Scenario
-from twinbench.generators.base import Generator, Pair, join, permute_options, register, with_options
+from twinbench.generators.base import (
+    CorpusPool,
+    Generator,
+    Pair,
+    Reads,
+    join,
+    permute_options,
+    with_options,
+)
+from twinbench.generators.registry import register
 from twinbench.normalize import normalize_option
 from twinbench.records import ChoiceQuestion, ReasonCode
 
@@ -47,18 +56,20 @@ class ExactDuplicate(Generator[Scenario]):
     name = "exact_duplicate"
     version = "1.2.0"
     family = ReasonCode.CONTRADICTORY_OPTIONS
+    #: a third of the base scenarios, dealt before the generators that split the rest
+    inputs = (Reads(CorpusPool.SCENARIOS, share=0.33),)
+
+    @classmethod
+    def accepts(cls, source: Scenario) -> bool:
+        """Choice scenarios with an extra option and at least two wrong options."""
+        return (
+            isinstance(source.question, ChoiceQuestion)
+            and source.extra_option is not None
+            and sum(o != source.answer for o in source.question.options) >= 2
+        )
 
     def sources(self) -> Sequence[Scenario]:
-        return [
-            s
-            for s in self.pool.scenarios
-            if isinstance(s.question, ChoiceQuestion)
-            and s.extra_option
-            and sum(o != s.answer for o in s.question.options) >= 2
-        ]
-
-    def source_key(self, source: Scenario) -> str:
-        return source.id
+        return [s for s in self.pool.scenarios if self.accepts(s)]
 
     def generate(self, source: Scenario, seed: int) -> Pair:
         assert isinstance(source.question, ChoiceQuestion) and source.extra_option

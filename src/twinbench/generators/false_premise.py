@@ -5,7 +5,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from twinbench.corpus import FalsePremiseCase
-from twinbench.generators.base import Generator, Pair, join, permute_options, register, with_options
+from twinbench.generators.base import (
+    CorpusPool,
+    Generator,
+    Pair,
+    Reads,
+    join,
+    permute_options,
+    with_options,
+)
+from twinbench.generators.registry import register
 from twinbench.records import ChoiceQuestion, Question, ReasonCode
 
 
@@ -25,12 +34,10 @@ class FalsePremise(Generator[FalsePremiseCase]):
     name = "false_premise"
     version = "1.1.0"
     family = ReasonCode.CONTRADICTORY_OPTIONS
+    inputs = (Reads(CorpusPool.FALSE_PREMISE),)
 
     def sources(self) -> Sequence[FalsePremiseCase]:
-        return self.pool.corpus.false_premise
-
-    def source_key(self, source: FalsePremiseCase) -> str:
-        return source.id
+        return self.pool.false_premise
 
     def generate(self, source: FalsePremiseCase, seed: int) -> Pair:
         premise_q: Question = source.premise_question

@@ -19,28 +19,21 @@ from collections.abc import Sequence
 
 from twinbench.corpus import Scenario
 from twinbench.generators.base import (
+    CorpusPool,
     Generator,
     Pair,
+    Reads,
+    blocked_phrases,
     join,
     mentions,
-    permute_options,
-    register,
+    ordered_question,
     revealing_phrases,
-    with_options,
 )
-from twinbench.generators.prompts_safe import blocked_phrases
-from twinbench.records import ChoiceQuestion, ReasonCode
+from twinbench.generators.registry import register
+from twinbench.records import ReasonCode
 
 #: the neutral sentence's length over the support sentence's, in characters
 LENGTH_BAND = (0.9, 1.1)
-
-
-def ordered_question(scenario: Scenario, seed: int) -> ChoiceQuestion | None:
-    """The scenario's choice question with its options in the seeded order (None otherwise)."""
-    if not isinstance(scenario.question, ChoiceQuestion):
-        return None
-    (options,) = permute_options(scenario.question.options, seed)
-    return with_options(scenario.question, options)
 
 
 @register
@@ -55,12 +48,16 @@ class Redaction(Generator[Scenario]):
     name = "redaction"
     version = "1.3.0"
     family = ReasonCode.UNDERSPECIFIED_STATE
+    #: an even split of the base scenarios the fixed shares leave
+    inputs = (Reads(CorpusPool.SCENARIOS),)
+
+    @classmethod
+    def accepts(cls, source: Scenario) -> bool:
+        """Scenarios with a hand-written neutral sentence."""
+        return source.neutral is not None
 
     def sources(self) -> Sequence[Scenario]:
-        return [s for s in self.pool.scenarios if s.neutral is not None]
-
-    def source_key(self, source: Scenario) -> str:
-        return source.id
+        return [s for s in self.pool.scenarios if self.accepts(s)]
 
     def generate(self, source: Scenario, seed: int) -> Pair:
         assert source.neutral is not None

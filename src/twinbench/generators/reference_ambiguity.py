@@ -12,7 +12,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from twinbench.corpus import AmbiguityCase
-from twinbench.generators.base import Generator, Pair, join, permute_options, register, with_options
+from twinbench.generators.base import (
+    CorpusPool,
+    Generator,
+    Pair,
+    Reads,
+    join,
+    permute_options,
+    with_options,
+)
+from twinbench.generators.registry import register
 from twinbench.records import ChoiceQuestion, ReasonCode
 
 
@@ -27,12 +36,10 @@ class ReferenceAmbiguity(Generator[AmbiguityCase]):
     name = "reference_ambiguity"
     version = "1.1.0"
     family = ReasonCode.UNDERSPECIFIED_STATE
+    inputs = (Reads(CorpusPool.AMBIGUITY),)
 
     def sources(self) -> Sequence[AmbiguityCase]:
-        return self.pool.corpus.ambiguity
-
-    def source_key(self, source: AmbiguityCase) -> str:
-        return source.id
+        return self.pool.ambiguity
 
     def generate(self, source: AmbiguityCase, seed: int) -> Pair:
         assert isinstance(source.question, ChoiceQuestion)

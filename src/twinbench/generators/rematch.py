@@ -14,14 +14,16 @@ import numpy as np
 
 from twinbench.corpus import Scenario
 from twinbench.generators.base import (
+    CorpusPool,
     Generator,
     Pair,
+    Reads,
     join,
     mentions,
-    register,
+    ordered_question,
     revealing_phrases,
 )
-from twinbench.generators.redaction import ordered_question
+from twinbench.generators.registry import register
 from twinbench.records import ChoiceQuestion, ReasonCode
 
 #: the recorded similarity band (TF-IDF cosine between source and donor states)
@@ -39,6 +41,8 @@ class Rematch(Generator[Scenario]):
     name = "rematch"
     version = "1.0.0"
     family = ReasonCode.UNDERSPECIFIED_STATE
+    #: an even split of the base scenarios (with redaction: alternately, per domain)
+    inputs = (Reads(CorpusPool.SCENARIOS),)
     retired = (
         "a borrowed state shares few of the question's words (question-state overlap probe AUC "
         "0.81), and 3 of 20 items read were answerable by common sense; docs/audit.md"
@@ -46,9 +50,6 @@ class Rematch(Generator[Scenario]):
 
     def sources(self) -> Sequence[Scenario]:
         return [s for s in self.pool.scenarios if self._donor(s) is not None]
-
-    def source_key(self, source: Scenario) -> str:
-        return source.id
 
     @cached_property
     def _similarity(self) -> np.ndarray:

@@ -7,7 +7,16 @@ from collections.abc import Sequence
 import numpy as np
 
 from twinbench.corpus import ContradictionCase
-from twinbench.generators.base import Generator, Pair, join, permute_options, register, undenied
+from twinbench.generators.base import (
+    CorpusPool,
+    Generator,
+    Pair,
+    Reads,
+    join,
+    permute_options,
+    undenied,
+)
+from twinbench.generators.registry import register
 from twinbench.records import ChoiceQuestion, ReasonCode
 
 
@@ -28,12 +37,10 @@ class StateContradiction(Generator[ContradictionCase]):
     name = "state_contradiction"
     version = "1.1.0"
     family = ReasonCode.CONTRADICTORY_OPTIONS
+    inputs = (Reads(CorpusPool.CONTRADICTION),)
 
     def sources(self) -> Sequence[ContradictionCase]:
-        return self.pool.corpus.contradiction
-
-    def source_key(self, source: ContradictionCase) -> str:
-        return source.id
+        return self.pool.contradiction
 
     def generate(self, source: ContradictionCase, seed: int) -> Pair:
         denied = [c.option for c in source.contradicted_options]

@@ -5,7 +5,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from twinbench.corpus import Scenario, Translation
-from twinbench.generators.base import Generator, Pair, join, permute_options, register, with_options
+from twinbench.generators.base import (
+    CorpusPool,
+    Generator,
+    Pair,
+    Reads,
+    join,
+    permute_options,
+    with_options,
+)
+from twinbench.generators.registry import register
 from twinbench.generators.scripts import LANGUAGE_SCRIPTS, script_name, script_problem
 from twinbench.records import ChoiceQuestion, ReasonCode
 
@@ -31,6 +40,7 @@ class TranslationGenerator(Generator[Translation]):
     name = "translation"
     version = "1.1.0"
     family = ReasonCode.OUT_OF_LANGUAGE
+    inputs = (Reads(CorpusPool.TRANSLATIONS),)
     shuffle_sources = False
 
     def sources(self) -> Sequence[Translation]:
@@ -39,7 +49,7 @@ class TranslationGenerator(Generator[Translation]):
         # different scenarios instead of one scenario in every language.
         # 1.1.0: scenario k (in id order) goes into LANGUAGES_PER_SCENARIO languages (mod the
         # language count), so each language gets the same number of scenarios
-        records = self.pool.corpus.translations
+        records = self.pool.translations
         languages = sorted({r.language for r in records})
         scenarios = {s: k for k, s in enumerate(sorted({r.scenario_id for r in records}))}
 

@@ -8,6 +8,7 @@ import numpy as np
 
 from twinbench import __version__
 from twinbench.grade import OUTCOME_NAMES, GradedTable, Outcome
+from twinbench.metrics import registry
 from twinbench.metrics._util import ratio
 from twinbench.metrics.abstention import abstention_precision, abstention_recall, twin_accuracy
 from twinbench.metrics.calibration import (
@@ -32,7 +33,7 @@ METRICS_SCHEMA = "twinbench.metrics/1"
 
 
 #: the per-family rates whose unweighted mean over families is the `macro` block
-MACRO_KEYS = ("recall", "precision", "twin_accuracy", "accuracy", "ideal_pair_rate")
+MACRO_KEYS = registry.MACRO
 
 
 def _family_block(g: GradedTable, valid: np.ndarray, f: int, run_key: np.ndarray) -> dict[str, Any]:

@@ -2,8 +2,9 @@
 
 Spec grammar (`twinbench run --system SPEC`):
 
-* ``NAME`` or ``NAME:ARG`` — a registered adapter, e.g. ``smollm2``, ``always-abstain:out_of_language``,
-  ``always-answer:random``, ``openai`` (server options come from ``--base-url`` etc.);
+* ``NAME`` or ``NAME:ARG`` — a registered adapter, e.g. ``smollm2``,
+  ``always-abstain:out_of_language``, ``always-answer:random``, ``openai`` (server options
+  come from ``--base-url`` etc.);
 * ``gate:SPEC@THRESHOLD[:CODE]`` — abstain (with CODE, default underspecified_state) when the
   wrapped system's confidence is below THRESHOLD;
 * ``router:LANG=SPEC[+LANG=SPEC...]`` — route each item by detected language; an unrouted

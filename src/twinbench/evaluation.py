@@ -1,0 +1,126 @@
+"""The main job as a library call: build the default benchmark, run a system, grade, report.
+
+`twinbench eval` is a thin layer over :func:`evaluate` (it adds progress bars and prints).
+Each run is graded once: the report and the run's own metrics.json come from the same graded
+table.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from twinbench.build import BuildResult, balance_families
+from twinbench.build import build as build_benchmark
+from twinbench.documents import Metrics, Report
+from twinbench.jsonl import dumps_json
+from twinbench.outputs import write_set
+from twinbench.records import Item
+from twinbench.render import metrics_markdown
+from twinbench.report import build_report, report_runs, write_report
+from twinbench.run import RunPlan
+from twinbench.run import run as run_plan
+from twinbench.runrecord import RunRecord
+from twinbench.systems import SystemOptions, make_system
+from twinbench.systems.base import System
+
+#: pairs per family `eval` sends by default: a 2-core CPU run of smollm2 stays under 15 minutes
+EVAL_PAIRS_PER_FAMILY = 120
+#: the reference system run beside every other: rules that read no meaning
+SHORTCUT = "shortcut"
+
+RunSystem = Callable[[System, RunPlan, Path, int, Path], RunRecord]
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """What `evaluate` wrote and computed."""
+
+    folder: Path
+    run_folder: Path
+    items_built: int
+    items_sent: int
+    metrics: Metrics
+    report: Report
+
+
+def eval_slice(built: BuildResult, per_family: int) -> list[Item]:
+    """`per_family` pairs of every family, spread over its generators (all items when 0)."""
+    if not per_family:
+        return list(built.public)
+    return [
+        item
+        for pairs in balance_families(built.pairs, per_family).values()
+        for pair in pairs
+        for item in (pair.item, pair.twin)
+    ]
+
+
+def run_folder_name(system: System) -> str:
+    """The folder under runs/ for a system: its card name with path-unsafe characters as _."""
+    return re.sub(r"[^\w.@=+-]+", "_", system.card.name)
+
+
+def _plain_run(system: System, plan: RunPlan, out: Path, seed: int, bench: Path) -> RunRecord:
+    return run_plan(system, plan, out, seed=seed, benchmark=bench)
+
+
+def evaluate(
+    out: Path,
+    system: str | System = "smollm2",
+    *,
+    seed: int = 0,
+    per_family: int = EVAL_PAIRS_PER_FAMILY,
+    languages: Sequence[str] | None = None,
+    on_step: Callable[[str], None] | None = None,
+    run_system: RunSystem | None = None,
+) -> Evaluation:
+    """Build the default benchmark into `out/benchmark`, run `system` (a spec or a System)
+    and the shortcut reference on `per_family` pairs per family into `out/runs/`, grade every
+    run once, and write each run's metrics and the report (metrics.json, report.md,
+    report.html) into `out`. Rerunning with the same arguments resumes an interrupted run.
+
+    `on_step` receives one line per stage; `run_system` replaces the plain runner (the CLI
+    passes one that draws a progress bar).
+    """
+    say = on_step or (lambda _: None)
+    runner = run_system or _plain_run
+    declared = tuple(languages) if languages else None
+    bench = out / "benchmark"
+    say(f"1/4 building the benchmark into {bench} (seed {seed})")
+    built = build_benchmark(bench, seed=seed)
+    items = eval_slice(built, per_family)
+    say(
+        f"    {len(built.public)} items built; {len(items)} sent to the system "
+        f"({per_family or 'all'} pairs per family)"
+    )
+    options = SystemOptions(
+        seed=seed, benchmark_languages=tuple(sorted({i.language for i in items}))
+    )
+    chosen = make_system(system, options) if isinstance(system, str) else system
+    say(f"2/4 running {chosen.card.name} (first use of a local model loads it)")
+    run_dir = out / "runs" / run_folder_name(chosen)
+    runner(chosen, RunPlan(items), run_dir, seed, bench)
+    if chosen.card.name != SHORTCUT:
+        shortcut = make_system(SHORTCUT, options)
+        runner(shortcut, RunPlan(items), out / "runs" / SHORTCUT, seed, bench)
+    say(f"3/4 grading every run in {out / 'runs'}")
+    graded = report_runs(out, declared)
+    metrics = graded[run_dir.name].metrics()
+    summary = metrics.to_json()
+    write_set(
+        run_dir, {"metrics.json": dumps_json(summary), "metrics.md": metrics_markdown(summary)}
+    )
+    say(f"4/4 writing the report into {out}: metrics.json, report.md, report.html")
+    report = build_report(graded)
+    write_report(out, report)
+    return Evaluation(
+        folder=out,
+        run_folder=run_dir,
+        items_built=len(built.public),
+        items_sent=len(items),
+        metrics=metrics,
+        report=report,
+    )
