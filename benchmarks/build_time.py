@@ -14,7 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from twinbench.build import build
+from twinbench.builder import build
 
 
 def main() -> None:

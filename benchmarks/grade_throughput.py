@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import orjson
 
-from twinbench.grade import expected_table, grade_file
+from twinbench.grader import expected_table, grade_file
 from twinbench.jsonl import load_models
 from twinbench.metrics.cost import load_cost_table
 from twinbench.metrics.summary import summarize

@@ -25,8 +25,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from twinbench.build import build
-from twinbench.run import request_for
+from twinbench.builder import build
+from twinbench.runner import request_for
 from twinbench.systems.local_model import load_smollm2
 from twinbench.systems.prompt import lettered
 from twinbench.systems.smollm2 import SmolLM2System, chat_prompt

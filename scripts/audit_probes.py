@@ -18,7 +18,7 @@ from sklearn.model_selection import GroupKFold
 from sklearn.naive_bayes import MultinomialNB
 
 from twinbench.audit.similarity import FOLDS, audit_similarity, item_text
-from twinbench.build import generate_all
+from twinbench.builder import generate_all
 from twinbench.corpus import load_corpus
 from twinbench.records import ReasonCode
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 
 from twinbench.audit.similarity import audit_similarity
-from twinbench.build import balance_families, generate_all
+from twinbench.builder import balance_families, generate_all
 from twinbench.corpus import load_corpus
 
 

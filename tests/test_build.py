@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import read_rows
-from twinbench.build import BuildResult, balance_families, build, default_generators
+from twinbench.builder import BuildResult, balance_families, build, default_generators
 from twinbench.cli import app
 from twinbench.errata import Errata, Erratum
 from twinbench.generators import Pool, generator_classes
@@ -72,7 +72,7 @@ def test_default_build_is_within_the_similarity_bound(
 ) -> None:
     """What `build --strict` checks: no real generator version is over the published bound."""
     from twinbench.audit.similarity import BOUND, LANGUAGE_PROBES, audit_similarity
-    from twinbench.build import refuse_leaky
+    from twinbench.builder import refuse_leaky
 
     _, result = default_build
     items = [*result.public, *result.holdout]

@@ -17,10 +17,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import EXAMPLES, read_rows
-from twinbench.grade import expected_table, grade_rows
+from twinbench.grader import expected_table, grade_rows
 from twinbench.jsonl import InputError, duplicate_key, iter_json_lines
 from twinbench.records import Item, Response, plainly_valid_response
-from twinbench.run import read_done
+from twinbench.runner import read_done
 from twinbench.validate import response_problems
 
 FUZZ = settings(

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from conftest import EXAMPLES, read_rows, write_rows
 from twinbench.cli import app
-from twinbench.grade import expected_table, grade_file
+from twinbench.grader import expected_table, grade_file
 from twinbench.metrics.cost import load_cost_table
 from twinbench.metrics.summary import summarize
 from twinbench.records import FAMILIES, Item

@@ -16,10 +16,10 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import EXAMPLES, read_rows, write_rows
-from twinbench.build import build
+from twinbench.builder import build
 from twinbench.cli import app
 from twinbench.records import ChoiceQuestion, Item
-from twinbench.run import request_for
+from twinbench.runner import request_for
 from twinbench.systems.base import Request
 
 ITEMS = EXAMPLES / "items.jsonl"

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from twinbench.outputs import FAULT_ENV, JOURNAL, STAGE_PREFIX, recover
-from twinbench.run import check_manifest
+from twinbench.runner import check_manifest
 
 POINTS = ("staged", "journal", "renamed")
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import pytest
 from pydantic import BaseModel
 
-from twinbench.build import default_generators
+from twinbench.builder import default_generators
 from twinbench.corpus import Corpus, load_corpus
 from twinbench.generators import CorpusPool, Generator, Pair, Reads, generator_classes
 from twinbench.partition import deal, partition, split

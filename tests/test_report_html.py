@@ -16,7 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import system_tool
-from twinbench.build import build
+from twinbench.builder import build
 from twinbench.cli import app
 
 CHROMIUM_FLAGS = [

@@ -17,10 +17,10 @@ from typer.testing import CliRunner
 
 from conftest import read_rows
 from systems.servers import serve, systemone_handler
-from twinbench.build import build
+from twinbench.builder import build
 from twinbench.cli import app
 from twinbench.records import Item
-from twinbench.run import read_done, request_for
+from twinbench.runner import read_done, request_for
 
 
 @pytest.fixture(scope="module")

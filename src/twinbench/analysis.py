@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from twinbench.grade import GradedTable
+from twinbench.grader import GradedTable
 from twinbench.metrics.paired import (
     counts,
     outcome_classes,

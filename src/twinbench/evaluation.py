@@ -12,16 +12,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from twinbench.build import BuildResult, balance_families
-from twinbench.build import build as build_benchmark
+from twinbench.builder import BuildResult, balance_families
+from twinbench.builder import build as build_benchmark
 from twinbench.documents import Metrics, Report
 from twinbench.jsonl import dumps_json
 from twinbench.outputs import write_set
 from twinbench.records import Item
 from twinbench.render import metrics_markdown
-from twinbench.report import build_report, report_runs, write_report
-from twinbench.run import RunPlan
-from twinbench.run import run as run_plan
+from twinbench.reporter import build_report, report_runs, write_report
+from twinbench.runner import RunPlan
+from twinbench.runner import run as run_plan
 from twinbench.runrecord import RunRecord
 from twinbench.systems import SystemOptions, make_system
 from twinbench.systems.base import System

@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from twinbench.documents import Metrics
-from twinbench.grade import ExpectedTable, GradedTable, Outcome, expected_table, grade_file
+from twinbench.grader import ExpectedTable, GradedTable, Outcome, expected_table, grade_file
 from twinbench.metrics.cost import CostTable, load_cost_table
 from twinbench.metrics.summary import summarize
 from twinbench.records import FAMILIES, GradedRow, Item
-from twinbench.run import run_languages
+from twinbench.runner import run_languages
 from twinbench.runrecord import RunRecord, load_run
 
 RESPONSES = "responses.jsonl"

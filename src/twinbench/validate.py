@@ -163,7 +163,7 @@ def validate_files(items_path: Path, responses_path: Path | None = None) -> list
 
 def response_problems(path: Path, items: list[Item]) -> list[str]:
     """Every `FILE:LINE: problem` of a responses file under the grader's response rule."""
-    from twinbench.grade import ResponseRule, expected_table
+    from twinbench.grader import ResponseRule, expected_table
 
     rule = ResponseRule(expected_table(items))
     problems: list[str] = []

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from twinbench.audit.similarity import audit_similarity
-from twinbench.build import build
+from twinbench.builder import build
 from twinbench.records import Item
 
 
@@ -39,7 +39,7 @@ def test_planted_marker_is_caught_and_clean_version_passes(tmp_path: Path) -> No
 def test_strict_build_check_refuses_a_leaky_version(tmp_path: Path) -> None:
     import pytest
 
-    from twinbench.build import refuse_leaky
+    from twinbench.builder import refuse_leaky
     from twinbench.jsonl import InputError
 
     items = build(tmp_path, per_generator=40).public
@@ -84,7 +84,7 @@ def _label_echo(items: list[Item]) -> list[Item]:
 def test_strict_refuses_a_version_that_echoes_the_label_in_twins(tmp_path: Path) -> None:
     import pytest
 
-    from twinbench.build import refuse_leaky
+    from twinbench.builder import refuse_leaky
     from twinbench.jsonl import InputError
 
     items = build(tmp_path, per_generator=60).public

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from twinbench.build import build_paired
+from twinbench.builder import build_paired
 from twinbench.generators.answer_removal import ABSTAIN_OPTION
 from twinbench.records import ChoiceQuestion, ReasonCode
 from twinbench.systems.prompt import lettered

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from twinbench.build import build, default_generators
+from twinbench.builder import build, default_generators
 from twinbench.cli import app
 from twinbench.corpus import load_corpus
 from twinbench.generators import (

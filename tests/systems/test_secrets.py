@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from twinbench.build import write_benchmark
+from twinbench.builder import write_benchmark
 from twinbench.cli import app
 from twinbench.jsonl import InputError
 from twinbench.records import ChoiceQuestion, Item

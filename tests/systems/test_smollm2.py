@@ -7,9 +7,9 @@ import math
 import pytest
 import torch
 
-from twinbench.build import build
+from twinbench.builder import build
 from twinbench.records import ChoiceQuestion, Item
-from twinbench.run import request_for
+from twinbench.runner import request_for
 from twinbench.systems.base import Request
 from twinbench.systems.local_model import load_smollm2
 from twinbench.systems.prompt import lettered

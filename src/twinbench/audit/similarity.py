@@ -151,7 +151,7 @@ def shortcut_scores(pairs: Sequence[tuple[Item, Item]], seed: int) -> dict[str, 
     Ideal-pair rate (item abstained on with its family's code and twin answered right) with a
     95% pair-bootstrap interval (2,000 resamples), plus item recall and twin accuracy.
     """
-    from twinbench.grade import Outcome, expected_table, grade_rows
+    from twinbench.grader import Outcome, expected_table, grade_rows
     from twinbench.stats.bootstrap import ratio_interval
     from twinbench.systems.base import Request
     from twinbench.systems.shortcut import Shortcut

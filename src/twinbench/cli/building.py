@@ -13,7 +13,7 @@ from twinbench.cli.common import (
     errors,
     user_errors,
 )
-from twinbench.jsonl import InputError, write_json
+from twinbench.jsonl import InputError
 
 if TYPE_CHECKING:
     from rich.progress import TaskID
@@ -80,8 +80,8 @@ def build(
     """Build a benchmark from the embedded corpus: items.jsonl, manifest.json, holdout/."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-    from twinbench.build import RELEASE_HOLDOUT, build_benchmark, parse_ratio, rebuild
     from twinbench.build_record import BuildOptions
+    from twinbench.builder import RELEASE_HOLDOUT, build_benchmark, parse_ratio, rebuild
     from twinbench.errata import load_errata
 
     def names(text: str) -> tuple[str, ...]:
@@ -151,7 +151,7 @@ def import_source(
     seed: Annotated[int, typer.Option(help="Seed for distractors and option order")] = 0,
 ) -> None:
     """Import a public dataset from its official file format into item pairs."""
-    from twinbench.build import write_benchmark
+    from twinbench.builder import write_benchmark
     from twinbench.importers import IMPORTERS
 
     if kind == "arcticqa":
@@ -193,7 +193,7 @@ def import_source(
 
 def _import_arcticqa(folder: Path, out: Path) -> None:
     """ArcticAbstain v1: items into out/benchmark, one run per model into out/runs/MODEL."""
-    from twinbench.build import write_benchmark
+    from twinbench.builder import write_benchmark
     from twinbench.importers.arcticqa import GENERATOR, import_items, import_responses
     from twinbench.jsonl import write_jsonl
 
@@ -218,18 +218,19 @@ def _import_arcticqa(folder: Path, out: Path) -> None:
             "ratio": {"answerable": 1, "unanswerable": 1},
         },
     )
+    from twinbench.runrecord import RunRecord, write_run
+    from twinbench.systems.base import SystemCard
+
+    languages = tuple(sorted({i.language for i in items}))
     for model, responses in runs.items():
         write_jsonl(out / "runs" / model / "responses.jsonl", responses)
-        write_json(
-            out / "runs" / model / "run.json",
-            {
-                "schema": "twinbench.run/1",
-                "system": {"name": model, "languages": sorted({i.language for i in items})},
-                "status": "imported",
-                "responses": len(responses),
-                "source": "ArcticAbstain v1 responses.csv",
-            },
+        record = RunRecord(
+            system=SystemCard(name=model, languages=languages),
+            status="imported",
+            responses=len(responses),
+            source="ArcticAbstain v1 responses.csv",
         )
+        write_run(out / "runs" / model, record)
     console.print(
         f"imported {len(items) // 2} pairs and {len(runs)} runs "
         f"({sum(map(len, runs.values()))} responses) into {out}"

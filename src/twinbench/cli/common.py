@@ -21,7 +21,7 @@ errors = Console(stderr=True, emoji=False)
 P = ParamSpec("P")
 R = TypeVar("R")
 MAX_PROBLEMS = 20
-# one declared-language rule in every command (twinbench.run.run_languages)
+# one declared-language rule in every command (twinbench.runner.run_languages)
 LANGUAGES_HELP = (
     "Declared languages, e.g. en,es (default: the languages of the run's system card in its "
     "run.json; en when there is no run.json)"

@@ -22,16 +22,28 @@ from twinbench.jsonl import dumps_json, load_models
 from twinbench.outputs import write_set
 from twinbench.records import SCHEMAS, Item
 
+DOCUMENTS = ("run", "metrics", "report", "compare")
+
 
 @app.command()
 def schema(
-    record: Annotated[str, typer.Argument(help="One of: " + ", ".join(SCHEMAS))],
+    record: Annotated[str, typer.Argument(help="One of: " + ", ".join((*SCHEMAS, *DOCUMENTS)))],
 ) -> None:
-    """Print the JSON Schema of a record type (item, response, manifest, graded)."""
-    if record not in SCHEMAS:
-        errors.print(f"error: unknown record {record!r}; choose one of {', '.join(SCHEMAS)}")
+    """Print the JSON Schema of a record (item, response, manifest, graded) or a document
+    (run, metrics, report, compare)."""
+    from twinbench.documents import Comparison, Metrics, Report
+    from twinbench.runrecord import RunRecord
+
+    known = SCHEMAS | {
+        "run": RunRecord,
+        "metrics": Metrics,
+        "report": Report,
+        "compare": Comparison,
+    }
+    if record not in known:
+        errors.print(f"error: unknown record {record!r}; choose one of {', '.join(known)}")
         raise typer.Exit(2)
-    console.print_json(json.dumps(SCHEMAS[record].model_json_schema(by_alias=True)))
+    console.print_json(json.dumps(known[record].model_json_schema(by_alias=True)))
 
 
 @app.command()

@@ -29,7 +29,7 @@ def report(
     as_json: Annotated[bool, typer.Option("--json", help="Print the metrics JSON only")] = False,
 ) -> None:
     """Grade every run of a folder; write metrics.json and report.md (paired analysis)."""
-    from twinbench.report import build_report, report_markdown, report_runs, write_report
+    from twinbench.reporter import build_report, report_markdown, report_runs, write_report
 
     declared = parse_languages(languages) if languages else None
     built = build_report(report_runs(folder, declared), seed)
@@ -58,23 +58,11 @@ def compare(
     as_json: Annotated[bool, typer.Option("--json", help="Print the JSON only")] = False,
 ) -> None:
     """Paired per-family differences between runs: intervals, sign-flip p, Holm."""
-    from twinbench.compare import compare as compare_runs
-    from twinbench.compare import compare_html, compare_markdown
-    from twinbench.graded import ExpectedCache, grade_run
-    from twinbench.run import load_benchmark
+    from twinbench.api import compare as compare_runs
+    from twinbench.comparison import compare_html, compare_markdown
 
-    if len(runs) < 2:
-        raise InputError("compare needs at least two run folders")
-    bench = benchmark or _benchmark_of(runs[0])
-    cache = ExpectedCache(load_benchmark(bench))
     override = parse_languages(languages) if languages else None
-    tables = {}
-    for folder in runs:
-        name = _run_name(folder)
-        if name in tables:
-            name = f"{name} ({folder})"
-        tables[name] = grade_run(cache, folder, override).table
-    result = compare_runs(tables, seed=seed)
+    result = compare_runs(runs, benchmark=benchmark, languages=override, seed=seed).to_json()
     write_set(
         out,
         {
@@ -111,22 +99,6 @@ def compare(
     console.print(f"wrote {out / 'compare.json'}, {out / 'compare.md'}, {out / 'compare.html'}")
 
 
-def _benchmark_of(run_folder: Path) -> Path:
-    from twinbench.runrecord import load_run
-
-    record = load_run(run_folder)
-    if record is None or not record.benchmark:
-        raise InputError(f"{run_folder / 'run.json'}: names no benchmark; pass --benchmark DIR")
-    return Path(record.benchmark)
-
-
-def _run_name(run_folder: Path) -> str:
-    from twinbench.runrecord import load_run
-
-    record = load_run(run_folder)
-    return record.system.name if record is not None else run_folder.name
-
-
 audit_app = typer.Typer(
     help="Audit a benchmark: leakage probes and the human audit.", no_args_is_help=True
 )
@@ -149,7 +121,7 @@ def audit_similarity_command(
     from rich.table import Table
 
     from twinbench.audit.similarity import audit_similarity, smollm2_perplexity
-    from twinbench.run import load_benchmark
+    from twinbench.runner import load_benchmark
 
     result = audit_similarity(
         load_benchmark(benchmark),

@@ -17,7 +17,7 @@ from twinbench.cli.common import (
 )
 
 if TYPE_CHECKING:
-    from twinbench.run import RunPlan
+    from twinbench.runner import RunPlan
     from twinbench.runrecord import RunRecord
     from twinbench.systems.base import System
 
@@ -47,7 +47,7 @@ def _progress_bar() -> Any:
 def _run_system(
     system: System, plan: RunPlan, out: Path, seed: int, benchmark: Path | None = None
 ) -> RunRecord:
-    from twinbench.run import run as run_plan
+    from twinbench.runner import run as run_plan
 
     total = sum(1 for _ in plan.tasks())
     with _progress_bar() as bar:
@@ -114,7 +114,7 @@ def run(
     ] = 30.0,
 ) -> None:
     """Run a system on a benchmark; resumable (the same command continues a stopped run)."""
-    from twinbench.run import RunPlan, load_benchmark
+    from twinbench.runner import RunPlan, load_benchmark
     from twinbench.systems import make_system
 
     items = load_benchmark(benchmark, limit)

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from twinbench.grade import GradedTable, Outcome
+from twinbench.grader import GradedTable, Outcome
 from twinbench.metrics._util import BoolArray, ratio
 
 OUTCOME_CLASSES = ("N0", "N1", "N2", "N3", "N4", "N5")

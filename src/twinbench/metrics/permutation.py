@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from twinbench.grade import GradedTable, Outcome
+from twinbench.grader import GradedTable, Outcome
 from twinbench.metrics._util import ratio
 from twinbench.records import FAMILIES
 

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from twinbench import __version__
-from twinbench.grade import OUTCOME_NAMES, GradedTable, Outcome
+from twinbench.grader import OUTCOME_NAMES, GradedTable, Outcome
 from twinbench.metrics import registry
 from twinbench.metrics._util import ratio
 from twinbench.metrics.abstention import abstention_precision, abstention_recall, twin_accuracy

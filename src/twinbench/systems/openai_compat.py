@@ -15,8 +15,9 @@ from typing import Any
 
 from twinbench.records import NoulQuestion, ReasonCode, Response
 from twinbench.systems.base import Request, SystemCard, SystemOptions, failure, response
-from twinbench.systems.http import HttpClient, OffContract, flag, loads, mapping
+from twinbench.systems.http import HttpClient
 from twinbench.systems.prompt import ABSTAIN_TEXT, answer_choices
+from twinbench.systems.wire import OffContract, flag, loads, mapping
 
 PATH = "/chat/completions"
 REASON_CODES = {code.value for code in ReasonCode}

@@ -28,8 +28,9 @@ from typing import Any
 from twinbench.jsonl import InputError
 from twinbench.records import ChoiceQuestion, NoulQuestion, ReasonCode, Response
 from twinbench.systems.base import Request, SystemCard, SystemOptions, failure, response
-from twinbench.systems.http import HttpClient, OffContract, flag, index, mapping, real
+from twinbench.systems.http import HttpClient
 from twinbench.systems.prompt import answer_choices
+from twinbench.systems.wire import OffContract, flag, index, mapping, real
 
 BATCH_LIMIT = 64
 

@@ -16,7 +16,8 @@ from typing import Any
 from twinbench.jsonl import InputError
 from twinbench.records import ChoiceQuestion, NoulQuestion, Response
 from twinbench.systems.base import Request, SystemCard, SystemOptions, failure, response
-from twinbench.systems.http import HttpClient, OffContract, mapping, real
+from twinbench.systems.http import HttpClient
+from twinbench.systems.wire import OffContract, mapping, real
 
 PATH = "/v1/ask"
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from twinbench.grade import GradedTable, Outcome
+from twinbench.grader import GradedTable, Outcome
 from twinbench.records import FAMILIES
 from twinbench.render import fmt_p
 from twinbench.stats.bootstrap import percentile_interval, resample_ratios

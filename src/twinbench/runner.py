@@ -24,7 +24,7 @@ import numpy as np
 import orjson
 
 from twinbench import __version__
-from twinbench.grade import check_response
+from twinbench.grader import check_response
 from twinbench.jsonl import InputError, dumps_line, load_models, record_dict
 from twinbench.outputs import recover
 from twinbench.records import ChoiceQuestion, Item

@@ -16,16 +16,16 @@ import numpy as np
 
 from twinbench import html, plots
 from twinbench.analysis import analyse
-from twinbench.compare import tallies
+from twinbench.comparison import tallies
 from twinbench.documents import Report
-from twinbench.grade import GradedTable, Outcome
 from twinbench.graded import ExpectedCache, GradedRun, grade_run
+from twinbench.grader import GradedTable, Outcome
 from twinbench.jsonl import InputError, dumps_json
 from twinbench.metrics.cost import load_cost_table
 from twinbench.outputs import write_set
 from twinbench.records import FAMILIES
 from twinbench.render import FAMILY_HEADERS, HEADLINE, family_rows, fmt, fmt_p
-from twinbench.run import load_benchmark
+from twinbench.runner import load_benchmark
 from twinbench.stats.bootstrap import ratio_interval
 
 
