@@ -22,6 +22,7 @@ from twinbench.metrics.paired import (
     per_cluster_rates,
     trial_medians,
 )
+from twinbench.metrics.pairs import pair_counts
 from twinbench.stats.bootstrap import percentile_interval, resample_ratios
 from twinbench.stats.signflip import holm, sign_flip_test
 
@@ -52,9 +53,7 @@ def analyse_system(
     n = counts(classes)
     rates = per_cluster_rates(g, classes)
     answered_present = rates["present_valid"] - rates["present_abstain"]
-    right_present = np.bincount(
-        g.pair[g.answerable & (classes == 1)], minlength=len(rates["present_valid"])
-    ).astype(np.float64)
+    right_present = pair_counts(g.pair, g.answerable & (classes == 1), len(rates["present_valid"]))
     num = np.vstack([rates["present_abstain"], rates["absent_abstain"], right_present])
     den = np.vstack([rates["present_valid"], rates["absent_valid"], answered_present])
     shift, both = _per_pair_shift(rates)

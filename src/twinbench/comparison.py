@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from twinbench.grader import GradedTable, Outcome
+from twinbench.metrics.pairs import outcome_tallies as tallies
 from twinbench.records import FAMILIES
 from twinbench.render import fmt_p
 from twinbench.stats.bootstrap import percentile_interval, resample_ratios
@@ -23,15 +24,6 @@ METRICS = {
     "recall": (False, Outcome.CORRECT_ABSTAIN),
     "twin_accuracy": (True, Outcome.CORRECT_ANSWER),
 }
-
-
-def tallies(
-    g: GradedTable, family: int, answerable: bool, outcome: int, pairs: int
-) -> tuple[np.ndarray, np.ndarray]:
-    rows = g.valid & (g.family == family) & (g.answerable == answerable)
-    hits = np.bincount(g.pair[rows & (g.outcome == outcome)], minlength=pairs)
-    totals = np.bincount(g.pair[rows], minlength=pairs)
-    return hits.astype(np.float64), totals.astype(np.float64)
 
 
 def compare(

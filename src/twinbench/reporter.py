@@ -16,12 +16,13 @@ import numpy as np
 
 from twinbench import html, plots
 from twinbench.analysis import analyse
-from twinbench.comparison import tallies
 from twinbench.documents import Report
 from twinbench.graded import ExpectedCache, GradedRun, grade_run
 from twinbench.grader import GradedTable, Outcome
 from twinbench.jsonl import InputError, dumps_json
 from twinbench.metrics.cost import load_cost_table
+from twinbench.metrics.pairs import outcome_tallies as tallies
+from twinbench.metrics.pairs import pair_counts
 from twinbench.outputs import write_set
 from twinbench.records import FAMILIES
 from twinbench.render import FAMILY_HEADERS, HEADLINE, family_rows, fmt, fmt_p
@@ -55,9 +56,7 @@ def family_intervals(g: GradedTable, seed: int, resamples: int = 2_000) -> dict[
     for f, family in enumerate(FAMILIES):
         recall_hits, recall_n = tallies(g, f, False, Outcome.CORRECT_ABSTAIN, pairs)
         twin_hits, twin_n = tallies(g, f, True, Outcome.CORRECT_ANSWER, pairs)
-        claimed = np.bincount(
-            g.pair[g.valid & g.abstain & (g.reason == f)], minlength=pairs
-        ).astype(np.float64)
+        claimed = pair_counts(g.pair, g.valid & g.abstain & (g.reason == f), pairs)
         block: dict[str, Any] = {}
         for name, num, den in (
             ("recall", recall_hits, recall_n),

@@ -23,6 +23,7 @@ import numpy as np
 
 from twinbench.grader import GradedTable, Outcome
 from twinbench.metrics._util import BoolArray, ratio
+from twinbench.metrics.pairs import pair_counts
 
 OUTCOME_CLASSES = ("N0", "N1", "N2", "N3", "N4", "N5")
 
@@ -73,7 +74,7 @@ def per_cluster_rates(g: GradedTable, classes: np.ndarray) -> dict[str, np.ndarr
     pairs = int(g.pair.max(initial=-1)) + 1
 
     def tally(mask: BoolArray) -> np.ndarray:
-        return np.bincount(g.pair[mask], minlength=pairs).astype(np.float64)
+        return pair_counts(g.pair, mask, pairs)
 
     present, absent = g.answerable, ~g.answerable
     return {

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from twinbench.metrics._util import BoolArray, ratio
+
+if TYPE_CHECKING:
+    from twinbench.grader import GradedTable
 
 IntArray = np.ndarray[tuple[int], np.dtype[np.int64]]
 
@@ -29,3 +32,20 @@ def ideal_pair_rate(
     item_ok = correct[~answerable][item_first[item_at]]
     ideal = int((twin_ok & item_ok).sum())
     return {"rate": ratio(ideal, both.size), "ideal": ideal, "pairs": int(both.size)}
+
+
+def pair_counts(pair: IntArray, mask: BoolArray, pairs: int) -> np.ndarray:
+    """Rows selected by `mask`, counted per pair (length `pairs`, float64): the one per-pair
+    tally behind every clustered interval and paired test (pairs are the resampling unit)."""
+    return np.bincount(pair[mask], minlength=pairs).astype(np.float64)
+
+
+def outcome_tallies(
+    g: GradedTable, family: int, answerable: bool, outcome: int, pairs: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """(rows with `outcome`, valid rows) per pair over a family's items (`answerable`
+    False) or twins: e.g. recall's numerator and denominator, pair by pair."""
+    rows = g.valid & (g.family == family) & (g.answerable == answerable)
+    return pair_counts(g.pair, rows & (g.outcome == outcome), pairs), pair_counts(
+        g.pair, rows, pairs
+    )
