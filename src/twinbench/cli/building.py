@@ -151,89 +151,19 @@ def import_source(
     seed: Annotated[int, typer.Option(help="Seed for distractors and option order")] = 0,
 ) -> None:
     """Import a public dataset from its official file format into item pairs."""
-    from twinbench.builder import write_benchmark
-    from twinbench.importers import IMPORTERS
+    from twinbench.importing import import_arcticqa, import_dataset
 
     if kind == "arcticqa":
-        _import_arcticqa(Path(path), out)
-        return
-    if kind not in IMPORTERS:
-        raise InputError(f"unknown source {kind!r}; choose one of {', '.join(IMPORTERS)}")
-    if not path.startswith("hf:") and not Path(path).is_file():
-        raise InputError(f"{path}: no such file")
-    pairs = IMPORTERS[kind](path, seed)
-    if not pairs:
-        raise InputError(f"{path}: no pairs could be made from this file")
-    items = [item for pair in pairs for item in (pair.item, pair.twin)]
-    ref = pairs[0].item.generator
-    manifest = write_benchmark(
-        out,
-        items,
-        [],
-        {
-            "seed": seed,
-            "source": {"kind": kind, "path": Path(path).name},
-            "generators": [
-                {
-                    "name": ref.name,
-                    "version": ref.version,
-                    "family": pairs[0].item.family.value,
-                    "split": "public",
-                    "pairs": len(pairs),
-                }
-            ],
-            "ratio": {"answerable": 1, "unanswerable": 1},
-        },
-    )
-    console.print(
-        f"imported {len(pairs)} pairs from {path} into {out / 'items.jsonl'} "
-        f"({manifest['files']['items.jsonl'][:12]}…)"
-    )
-
-
-def _import_arcticqa(folder: Path, out: Path) -> None:
-    """ArcticAbstain v1: items into out/benchmark, one run per model into out/runs/MODEL."""
-    from twinbench.builder import write_benchmark
-    from twinbench.importers.arcticqa import GENERATOR, import_items, import_responses
-    from twinbench.jsonl import write_jsonl
-
-    items = import_items(folder)
-    runs = import_responses(folder)
-    write_benchmark(
-        out / "benchmark",
-        items,
-        [],
-        {
-            "seed": 0,
-            "source": {"kind": "arcticqa", "path": folder.name},
-            "generators": [
-                {
-                    "name": GENERATOR.name,
-                    "version": GENERATOR.version,
-                    "family": "contradictory_options",
-                    "split": "public",
-                    "pairs": len(items) // 2,
-                }
-            ],
-            "ratio": {"answerable": 1, "unanswerable": 1},
-        },
-    )
-    from twinbench.runrecord import RunRecord, write_run
-    from twinbench.systems.base import SystemCard
-
-    languages = tuple(sorted({i.language for i in items}))
-    for model, responses in runs.items():
-        write_jsonl(out / "runs" / model / "responses.jsonl", responses)
-        record = RunRecord(
-            system=SystemCard(name=model, languages=languages),
-            status="imported",
-            responses=len(responses),
-            source="ArcticAbstain v1 responses.csv",
+        done = import_arcticqa(Path(path), out)
+        console.print(
+            f"imported {done.pairs} pairs and {done.runs} runs ({done.responses} responses) "
+            f"into {out}"
         )
-        write_run(out / "runs" / model, record)
+        return
+    done = import_dataset(kind, path, out, seed)
     console.print(
-        f"imported {len(items) // 2} pairs and {len(runs)} runs "
-        f"({sum(map(len, runs.values()))} responses) into {out}"
+        f"imported {done.pairs} pairs from {path} into {out / 'items.jsonl'} "
+        f"({done.items_sha256[:12]}…)"
     )
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -17,12 +17,14 @@ from twinbench.cli.common import (
 )
 
 if TYPE_CHECKING:
+    from rich.progress import Progress
+
     from twinbench.runner import RunPlan
     from twinbench.runrecord import RunRecord
     from twinbench.systems.base import System
 
 
-def _progress_bar() -> Any:
+def _progress_bar() -> Progress:
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -75,12 +77,6 @@ def _run_system(
             raise typer.Exit(130) from None
 
 
-def _system_options(**fields: Any) -> Any:
-    from twinbench.systems import SystemOptions
-
-    return SystemOptions(**{k: v for k, v in fields.items() if v is not None})
-
-
 @app.command()
 @user_errors
 def run(
@@ -118,7 +114,9 @@ def run(
     from twinbench.systems import make_system
 
     items = load_benchmark(benchmark, limit)
-    options = _system_options(
+    from twinbench.systems import SystemOptions
+
+    options = SystemOptions(
         base_url=base_url,
         model=model,
         api_key_env=api_key_env,
