@@ -109,5 +109,6 @@ def markdown_table() -> str:
     lines = ["| level | key | label | formula | better |", "|---|---|---|---|---|"]
     for m in (*FAMILY, *OVERALL):
         better = {True: "higher", False: "lower", None: "(count)"}[m.higher_is_better]
-        lines.append(f"| {m.level} | `{m.key}` | {m.label} | {m.formula} | {better} |")
+        formula = m.formula.replace("|", "\\|")  # a literal bar inside a Markdown cell
+        lines.append(f"| {m.level} | `{m.key}` | {m.label} | {formula} | {better} |")
     return "\n".join(lines)
