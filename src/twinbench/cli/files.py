@@ -22,24 +22,21 @@ from twinbench.jsonl import dumps_json, load_models
 from twinbench.outputs import write_set
 from twinbench.records import SCHEMAS, Item
 
-DOCUMENTS = ("run", "metrics", "report", "compare")
+DOCUMENTS = ("run", "metrics", "report", "compare", "rag-passage", "rag-case", "rag-corpus")
 
 
 @app.command()
 def schema(
     record: Annotated[str, typer.Argument(help="One of: " + ", ".join((*SCHEMAS, *DOCUMENTS)))],
 ) -> None:
-    """Print the JSON Schema of a record (item, response, manifest, graded) or a document
-    (run, metrics, report, compare)."""
+    """Print the JSON Schema of a record (item, response, manifest, graded), a document
+    (run, metrics, report, compare) or a RAG record (rag-passage, rag-case, rag-corpus)."""
     from twinbench.documents import Comparison, Metrics, Report
+    from twinbench.rag.records import RAG_SCHEMAS
     from twinbench.runrecord import RunRecord
 
-    known = SCHEMAS | {
-        "run": RunRecord,
-        "metrics": Metrics,
-        "report": Report,
-        "compare": Comparison,
-    }
+    documents = {"run": RunRecord, "metrics": Metrics, "report": Report, "compare": Comparison}
+    known = SCHEMAS | documents | RAG_SCHEMAS
     if record not in known:
         errors.print(f"error: unknown record {record!r}; choose one of {', '.join(known)}")
         raise typer.Exit(2)

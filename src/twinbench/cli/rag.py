@@ -1,0 +1,19 @@
+"""`twinbench rag …`: evidence contracts, retrieval, retrieval metrics.
+
+Each area registers its commands on `rag_app` from its own module (rag_cases, rag_metrics,
+rag_retrieval), imported at the end of this one.
+"""
+
+from __future__ import annotations
+
+import typer
+
+from twinbench.cli.common import app
+
+rag_app = typer.Typer(
+    help="RAG evidence evaluation: validate cases, retrieve, score rankings.",
+    no_args_is_help=True,
+)
+app.add_typer(rag_app, name="rag")
+
+from twinbench.cli import rag_cases, rag_metrics, rag_retrieval  # noqa: E402, F401

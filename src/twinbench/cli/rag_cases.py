@@ -1,0 +1,5 @@
+"""`twinbench rag` commands (rag_cases)."""
+
+from __future__ import annotations
+
+from twinbench.cli.rag import rag_app  # noqa: F401
