@@ -31,11 +31,18 @@ def schema(
 ) -> None:
     """Print the JSON Schema of a record (item, response, manifest, graded), a document
     (run, metrics, report, compare) or a RAG record (rag-passage, rag-case, rag-corpus)."""
+    from pydantic import BaseModel
+
     from twinbench.documents import Comparison, Metrics, Report
     from twinbench.rag.records import RAG_SCHEMAS
     from twinbench.runrecord import RunRecord
 
-    documents = {"run": RunRecord, "metrics": Metrics, "report": Report, "compare": Comparison}
+    documents: dict[str, type[BaseModel]] = {
+        "run": RunRecord,
+        "metrics": Metrics,
+        "report": Report,
+        "compare": Comparison,
+    }
     known = SCHEMAS | documents | RAG_SCHEMAS
     if record not in known:
         errors.print(f"error: unknown record {record!r}; choose one of {', '.join(known)}")
