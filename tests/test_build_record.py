@@ -10,8 +10,8 @@ from typer.testing import CliRunner
 
 from conftest import read_rows
 from twinbench import __version__
-from twinbench.builder import build, default_generators
 from twinbench.build_record import BuildOptions, read_build_record
+from twinbench.builder import build, default_generators
 from twinbench.cli import app
 from twinbench.errata import Errata, Erratum
 
