@@ -2,7 +2,8 @@
 
 qrels: `QID 0 DOCID GRADE` per line. runs: `QID Q0 DOCID RANK SCORE TAG` per line; a ranking is
 ordered by score descending, ties by DOCID ascending (the RANK column is not trusted). A
-ranking that repeats a DOCID is an input error, never extra gain.
+ranking that repeats a DOCID is an input error, never extra gain. Grades are integers >= 0
+(0 judged irrelevant, 1 helpful, 3 directly sufficient).
 """
 
 from __future__ import annotations
@@ -36,6 +37,11 @@ def read_qrels(path: Path) -> Qrels:
             grade = int(grade_text)
         except ValueError:
             raise InputError(f"{path}:{lineno}: grade {grade_text!r} is not an integer") from None
+        if grade < 0:
+            raise InputError(
+                f"{path}:{lineno}: grade {grade} is negative (grades are >= 0: 0 irrelevant, "
+                "1 helpful, 3 directly sufficient)"
+            )
         judged = qrels.setdefault(qid, {})
         if docid in judged:
             raise InputError(f"{path}:{lineno}: {docid!r} judged twice for query {qid!r}")
@@ -79,6 +85,17 @@ def read_run(path: Path) -> Run:
     return {qid: rank(scored) for qid, scored in hits.items()}
 
 
+def ranked_ids(ranking: Sequence[tuple[str, float]] | Sequence[str]) -> list[str]:
+    """The passage ids of a ranking, best first: (docid, score) pairs are ranked (`rank`),
+    a plain id list is taken in the order given."""
+    pairs = [hit for hit in ranking if not isinstance(hit, str)]
+    if not pairs:
+        return [hit for hit in ranking if isinstance(hit, str)]
+    if len(pairs) != len(ranking):
+        raise TypeError("a ranking mixes passage ids and (passage id, score) pairs")
+    return [docid for docid, _ in rank(pairs)]
+
+
 def check_ranking(qid: str, ranking: Sequence[tuple[str, float]] | Sequence[str]) -> None:
     """Refuse a ranking that repeats a passage id."""
     ids = [hit if isinstance(hit, str) else hit[0] for hit in ranking]
@@ -87,13 +104,23 @@ def check_ranking(qid: str, ranking: Sequence[tuple[str, float]] | Sequence[str]
         raise InputError(f"query {qid!r}: passage {repeated!r} ranked twice")
 
 
-def write_run(path: Path, run: Mapping[str, Sequence[tuple[str, float]]], tag: str) -> None:
-    """Write a run atomically, each query ranked (score descending, ties by docid)."""
+def write_run(
+    path: Path,
+    run: Mapping[str, Sequence[tuple[str, float]]],
+    tag: str,
+    score_format: str = ".6f",
+) -> None:
+    """Write a run atomically, each query ranked (score descending, ties by docid).
+
+    `score_format` formats the SCORE column; `".17g"` writes scores that read back exactly
+    (use it when scores can differ by less than the default's 1e-6, as fused scores can,
+    since a reader re-ranks by the written score).
+    """
     with atomic_write(path) as handle:
         for qid in sorted(run):
             check_ranking(qid, run[qid])
             for position, (docid, score) in enumerate(rank(run[qid]), start=1):
-                handle.write(f"{qid} Q0 {docid} {position} {score:.6f} {tag}\n")
+                handle.write(f"{qid} Q0 {docid} {position} {score:{score_format}} {tag}\n")
 
 
 def write_qrels(path: Path, qrels: Mapping[str, Mapping[str, int]]) -> None:
