@@ -11,15 +11,52 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
 
 PASSAGE_SCHEMA: Final = "twinbench.rag.passage/1"
 CASE_SCHEMA: Final = "twinbench.rag.case/1"
 CORPUS_SCHEMA: Final = "twinbench.rag.corpus/1"
 
 Text = Annotated[str, Field(min_length=1, pattern=r"\S")]
+
+
+def _grade(value: object) -> object:
+    # before the schema's own check, so the message says what a grade is
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise PydanticCustomError(
+            "grade_type",
+            "grade {value} is not an integer (0, 1 helpful, 3 sufficient)",
+            {"value": repr(value)},
+        )
+    if value < 0:
+        raise PydanticCustomError(
+            "grade_negative",
+            "grade {value} is negative (grades are integers from 0)",
+            {"value": value},
+        )
+    return value
+
+
+def _facts(value: object) -> object:
+    if isinstance(value, list) and not value:
+        raise PydanticCustomError(
+            "no_required_facts",
+            "empty (every case states its expected behaviour, also an unanswerable one)",
+        )
+    return value
+
+
 #: a judgment grade: 1 helpful, 2 (between), 3 directly sufficient; 0 judged not relevant
-Grade = Annotated[StrictInt, Field(ge=0)]
+Grade = Annotated[StrictInt, Field(ge=0), BeforeValidator(_grade)]
 
 
 class _Record(BaseModel):
@@ -37,6 +74,8 @@ class Passage(_Record):
     #: source-location keys, e.g. {"page": 12, "section": "3.2", "sentence": 4}
     location: dict[str, Any] = Field(default_factory=dict)
     corpus_version: Text
+    #: what the passage is about, for counts per topic (e.g. "deadlock", "logistics")
+    topic: str | None = None
 
 
 class AdversarialKind(StrEnum):
@@ -66,19 +105,27 @@ class Case(_Record):
     adversarial: StrictBool = False
     adversarial_kind: AdversarialKind | None = None
     #: the expected behaviour, also for unanswerable cases (what the abstention must say)
-    required_facts: list[Text] = Field(min_length=1)
+    required_facts: Annotated[list[Text], Field(min_length=1), BeforeValidator(_facts)]
     forbidden_claims: list[Text] = Field(default_factory=list)
     evidence: list[Evidence] = Field(default_factory=list)
     #: what the reviewer read; an empty evidence list records no known support, not absence
     checked_documents: list[Text] = Field(default_factory=list)
     corpus_version: Text
+    #: what the question is about, for counts per topic (the topic of its passages)
+    topic: str | None = None
 
     @model_validator(mode="after")
     def _contract(self) -> Case:
         if self.answerable and not any(e.grade > 0 for e in self.evidence):
-            raise ValueError("an answerable case needs evidence with a grade above 0")
+            raise PydanticCustomError(
+                "answerable_without_evidence",
+                "answerable but no evidence with a grade above 0 supports it",
+            )
         if self.adversarial != (self.adversarial_kind is not None):
-            raise ValueError("adversarial and adversarial_kind go together")
+            raise PydanticCustomError(
+                "adversarial_kind",
+                "adversarial and adversarial_kind go together (a kind iff adversarial is true)",
+            )
         return self
 
 
