@@ -1,0 +1,420 @@
+"""Import a BEIR folder, or SciFact with its own evidence semantics, as a corpus + cases + qrels.
+
+Both write into one folder: `passages.jsonl`, `corpus.json` (written last: a folder with it is
+complete), `cases.jsonl` and `qrels.txt` (TREC). Passage ids are stable source locations: the
+BEIR `_id`, or for SciFact the abstract's doc id (`--unit abstract`) or `DOC#sN`, N the 0-based
+sentence index SciFact's rationales use (`--unit sentence`); never a counter.
+
+- BEIR (`corpus.jsonl`, `queries.jsonl`, `qrels/SPLIT.tsv`): one case per query judged in the
+  split. BEIR judges whole documents and annotates no facts, so each positive judgment becomes
+  evidence whose quote is the whole passage text, `checked_documents` lists every judged doc,
+  and a query with no positive judgment is unanswerable.
+- SciFact (`corpus.jsonl` of `{doc_id, title, abstract: [sentence]}` and a claims file): a
+  SUPPORT or CONTRADICT rationale is evidence of grade 3 (a rationale is, by SciFact's
+  definition, sufficient to justify the label) quoting its sentences verbatim: per sentence
+  passage its sentence, per abstract one quote spanning its first to its last rationale
+  sentence (a passage is judged once; rationales may skip sentences). An NEI claim is
+  unanswerable, its cited docs its checked documents; a claim with both labels would be
+  adversarial (`contradictory_passages`). qrels.txt holds the evidence only, so NEI claims
+  have no relevant passage (unlike BEIR's SciFact qrels, which count every cited doc).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from twinbench.jsonl import InputError, iter_json_lines, read_text, write_jsonl
+from twinbench.rag.corpus import sha256_file, write_corpus
+from twinbench.rag.records import AdversarialKind, Case, Evidence, Passage
+from twinbench.rag.trec import Qrels, write_qrels
+
+Unit = Literal["abstract", "sentence"]
+SCIFACT_GRADE = 3
+BEIR_FACT = "Rests on the passages judged relevant (BEIR judges whole documents, no facts)."
+BEIR_NONE = "No passage is judged relevant to this query (judgments only; not proof of absence)."
+
+
+@dataclass(frozen=True)
+class Imported:
+    """What an import wrote."""
+
+    out: Path
+    version: str
+    passages: int
+    cases: int
+    answerable: int
+    qrels: int
+
+
+def _need(path: Path) -> Path:
+    if not path.is_file():
+        raise InputError(f"{path}: no such file")
+    return path
+
+
+def _identifier(path: Path, lineno: int, row: dict[str, Any], field: str) -> str:
+    value = row.get(field)
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        raise InputError(f"{path}:{lineno}: {field} must be a string or an integer")
+    text = str(value)
+    if not text or text != text.strip() or any(ch.isspace() for ch in text):
+        raise InputError(f"{path}:{lineno}: {field} {text!r} is empty or has whitespace (TREC)")
+    return text
+
+
+def _string(path: Path, lineno: int, row: dict[str, Any], field: str) -> str:
+    value = row.get(field, "")
+    if not isinstance(value, str):
+        raise InputError(f"{path}:{lineno}: {field} must be a string")
+    return value
+
+
+def _unique(path: Path, lineno: int, seen: dict[str, int], key: str, what: str) -> None:
+    if key in seen:
+        raise InputError(f"{path}:{lineno}: duplicate {what} {key!r} (first on line {seen[key]})")
+    seen[key] = lineno
+
+
+def read_beir_corpus(path: Path, version: str) -> list[Passage]:
+    """BEIR corpus rows as passages (a row with no text keeps its title as the text)."""
+    passages: list[Passage] = []
+    seen: dict[str, int] = {}
+    for lineno, row in iter_json_lines(_need(path)):
+        doc_id = _identifier(path, lineno, row, "_id")
+        _unique(path, lineno, seen, doc_id, "_id")
+        title, text = _string(path, lineno, row, "title"), _string(path, lineno, row, "text")
+        if not text.strip():
+            text = title
+        if not text.strip():
+            raise InputError(f"{path}:{lineno}: document {doc_id!r} has no title and no text")
+        passages.append(
+            Passage(
+                passage_id=doc_id, doc_id=doc_id, title=title, text=text, corpus_version=version
+            )
+        )
+    return passages
+
+
+def read_beir_queries(path: Path) -> dict[str, str]:
+    """BEIR queries: `_id` → text."""
+    queries: dict[str, str] = {}
+    seen: dict[str, int] = {}
+    for lineno, row in iter_json_lines(_need(path)):
+        qid = _identifier(path, lineno, row, "_id")
+        _unique(path, lineno, seen, qid, "query _id")
+        text = _string(path, lineno, row, "text")
+        if not text.strip():
+            raise InputError(f"{path}:{lineno}: query {qid!r} has no text")
+        queries[qid] = text
+    return queries
+
+
+def read_beir_qrels(path: Path, queries: dict[str, str], doc_ids: set[str]) -> Qrels:
+    """`query-id TAB corpus-id TAB score` rows (a header line is skipped); ids must exist."""
+    qrels: Qrels = {}
+    for lineno, line in enumerate(read_text(_need(path)).splitlines(), start=1):
+        parts = line.split("\t") if "\t" in line else line.split()
+        if not line.strip() or (lineno == 1 and parts[0].strip() == "query-id"):
+            continue
+        if len(parts) != 3:
+            raise InputError(f"{path}:{lineno}: expected query-id, corpus-id, score")
+        qid, doc_id, score = (part.strip() for part in parts)
+        if qid not in queries:
+            raise InputError(f"{path}:{lineno}: query-id {qid!r} is not in queries.jsonl")
+        if doc_id not in doc_ids:
+            raise InputError(f"{path}:{lineno}: corpus-id {doc_id!r} is not in corpus.jsonl")
+        try:
+            grade = int(score)
+        except ValueError:
+            raise InputError(f"{path}:{lineno}: score {score!r} is not an integer") from None
+        if grade < 0:
+            raise InputError(f"{path}:{lineno}: score {grade} is negative")
+        judged = qrels.setdefault(qid, {})
+        if doc_id in judged:
+            raise InputError(f"{path}:{lineno}: {doc_id!r} judged twice for query {qid!r}")
+        judged[doc_id] = grade
+    if not qrels:
+        raise InputError(f"{path}: no judgments")
+    return qrels
+
+
+def _write(
+    out: Path,
+    passages: list[Passage],
+    cases: list[Case],
+    qrels: Qrels,
+    *,
+    version: str,
+    cutting: str,
+    source: dict[str, Any],
+) -> Imported:
+    out.mkdir(parents=True, exist_ok=True)
+    write_jsonl(out / "cases.jsonl", cases)
+    write_qrels(out / "qrels.txt", qrels)
+    # corpus.json last: a folder that has it is complete
+    write_corpus(out, passages, version=version, cutting=cutting, source=source)
+    return Imported(
+        out=out,
+        version=version,
+        passages=len(passages),
+        cases=len(cases),
+        answerable=sum(case.answerable for case in cases),
+        qrels=sum(len(judged) for judged in qrels.values()),
+    )
+
+
+def _name(folder: Path) -> str:
+    """The folder's name for a version string (`scifact-beir` for `scifact/beir`)."""
+    folder = folder.resolve()
+    return f"{folder.parent.name}-beir" if folder.name == "beir" else folder.name
+
+
+def _sources(folder: Path, paths: Iterable[Path]) -> dict[str, str]:
+    return {
+        str(p.relative_to(folder)) if p.is_relative_to(folder) else p.name: sha256_file(p)
+        for p in paths
+    }
+
+
+def import_beir(
+    folder: Path, out: Path, *, split: str = "test", version: str | None = None
+) -> Imported:
+    """Import a BEIR folder's corpus and one split's queries and qrels into `out`."""
+    corpus_path, queries_path = folder / "corpus.jsonl", folder / "queries.jsonl"
+    qrels_path = folder / "qrels" / f"{split}.tsv"
+    if not qrels_path.is_file():
+        known = sorted(p.stem for p in (folder / "qrels").glob("*.tsv"))
+        raise InputError(f"{qrels_path}: no such file (splits here: {', '.join(known) or 'none'})")
+    version = version or f"{_name(folder)}-{sha256_file(_need(corpus_path))[:12]}"
+    passages = read_beir_corpus(corpus_path, version)
+    by_id = {p.passage_id: p for p in passages}
+    queries = read_beir_queries(queries_path)
+    qrels = read_beir_qrels(qrels_path, queries, set(by_id))
+    cases = []
+    for qid in (q for q in queries if q in qrels):
+        judged = qrels[qid]
+        positive = sorted(d for d, grade in judged.items() if grade > 0)
+        cases.append(
+            Case(
+                case_id=qid,
+                question=queries[qid],
+                answerable=bool(positive),
+                required_facts=[BEIR_FACT if positive else BEIR_NONE],
+                evidence=[
+                    Evidence(passage_id=d, grade=judged[d], quote=by_id[d].text) for d in positive
+                ],
+                checked_documents=sorted(judged),
+                corpus_version=version,
+            )
+        )
+    source = {
+        "format": "beir",
+        "folder": _name(folder),
+        "split": split,
+        "sha256": _sources(folder, (corpus_path, queries_path, qrels_path)),
+    }
+    cutting = "beir: one passage per corpus.jsonl row, passage_id = _id"
+    return _write(out, passages, cases, qrels, version=version, cutting=cutting, source=source)
+
+
+@dataclass(frozen=True)
+class _Abstract:
+    doc_id: str
+    title: str
+    sentences: list[str]
+
+
+def read_scifact_corpus(path: Path) -> dict[str, _Abstract]:
+    """SciFact corpus rows `{doc_id, title, abstract: [sentence, ...]}` by doc id."""
+    docs: dict[str, _Abstract] = {}
+    seen: dict[str, int] = {}
+    for lineno, row in iter_json_lines(_need(path)):
+        doc_id = _identifier(path, lineno, row, "doc_id")
+        _unique(path, lineno, seen, doc_id, "doc_id")
+        sentences = row.get("abstract")
+        if not isinstance(sentences, list) or not all(isinstance(s, str) for s in sentences):
+            raise InputError(f"{path}:{lineno}: abstract must be a list of sentences")
+        if not "".join(sentences).strip():
+            raise InputError(f"{path}:{lineno}: document {doc_id!r} has an empty abstract")
+        docs[doc_id] = _Abstract(doc_id, _string(path, lineno, row, "title"), sentences)
+    return docs
+
+
+def scifact_passages(docs: dict[str, _Abstract], unit: Unit, version: str) -> list[Passage]:
+    """Abstracts (text = sentences joined by one space, as BEIR) or their non-blank sentences."""
+    if unit == "abstract":
+        return [
+            Passage(
+                passage_id=d.doc_id,
+                doc_id=d.doc_id,
+                title=d.title,
+                text=" ".join(d.sentences),
+                corpus_version=version,
+            )
+            for d in docs.values()
+        ]
+    return [
+        Passage(
+            passage_id=f"{d.doc_id}#s{n}",
+            doc_id=d.doc_id,
+            title=d.title,
+            text=sentence.strip(),
+            location={"sentence": n},
+            corpus_version=version,
+        )
+        for d in docs.values()
+        for n, sentence in enumerate(d.sentences)
+        if sentence.strip()
+    ]
+
+
+def _rationales(
+    path: Path, lineno: int, row: dict[str, Any], docs: dict[str, _Abstract]
+) -> tuple[dict[str, list[int]], set[str]]:
+    """(doc id → rationale sentence indices, labels) of one claim, checked against the corpus."""
+    evidence = row.get("evidence")
+    if not isinstance(evidence, dict):
+        raise InputError(f"{path}:{lineno}: evidence must be an object of doc id → rationales")
+    sentences: dict[str, list[int]] = {}
+    labels: set[str] = set()
+    for doc_id, rationales in evidence.items():
+        if doc_id not in docs:
+            raise InputError(f"{path}:{lineno}: evidence doc {doc_id!r} is not in the corpus")
+        if not isinstance(rationales, list) or not rationales:
+            raise InputError(f"{path}:{lineno}: evidence[{doc_id!r}] must list rationales")
+        for rationale in rationales:
+            label = rationale.get("label") if isinstance(rationale, dict) else None
+            picked = rationale.get("sentences") if isinstance(rationale, dict) else None
+            if label not in ("SUPPORT", "CONTRADICT"):
+                raise InputError(
+                    f"{path}:{lineno}: rationale label {label!r} is not SUPPORT or CONTRADICT"
+                )
+            count = len(docs[doc_id].sentences)
+            if (
+                not isinstance(picked, list)
+                or not picked
+                or not all(type(i) is int and 0 <= i < count for i in picked)
+            ):
+                raise InputError(
+                    f"{path}:{lineno}: rationale sentences {picked!r} of doc "
+                    f"{doc_id!r} are not indices into its {count} sentences"
+                )
+            if not all(docs[doc_id].sentences[i].strip() for i in picked):
+                raise InputError(f"{path}:{lineno}: a rationale sentence of {doc_id!r} is blank")
+            labels.add(label)
+            sentences.setdefault(doc_id, []).extend(picked)
+    return sentences, labels
+
+
+def _contract(claim: str, labels: set[str]) -> tuple[list[str], list[str]]:
+    supports = f"The evidence supports the claim: {claim}"
+    contradicts = f"The evidence contradicts the claim: {claim}"
+    if labels == {"SUPPORT"}:
+        return [supports], [contradicts]
+    if labels == {"CONTRADICT"}:
+        return [contradicts], [supports]
+    if labels:
+        return [f"Some evidence supports and some contradicts the claim: {claim}"], []
+    return [f"The corpus does not settle the claim: {claim}"], [supports, contradicts]
+
+
+def scifact_case(
+    path: Path,
+    lineno: int,
+    row: dict[str, Any],
+    docs: dict[str, _Abstract],
+    unit: Unit,
+    version: str,
+) -> Case:
+    """One SciFact claim as an evidence contract (see the module docstring)."""
+    case_id = _identifier(path, lineno, row, "id")
+    claim = _string(path, lineno, row, "claim")
+    if not claim.strip():
+        raise InputError(f"{path}:{lineno}: claim {case_id!r} has no text")
+    cited = row.get("cited_doc_ids", [])
+    if not isinstance(cited, list) or not all(isinstance(c, str | int) for c in cited):
+        raise InputError(f"{path}:{lineno}: cited_doc_ids must be a list of doc ids")
+    for doc_id in map(str, cited):
+        if doc_id not in docs:
+            raise InputError(f"{path}:{lineno}: cited doc {doc_id!r} is not in the corpus")
+    sentences, labels = _rationales(path, lineno, row, docs)
+    evidence: list[Evidence] = []
+    for doc_id in sorted(sentences):
+        doc, picked = docs[doc_id], sorted(set(sentences[doc_id]))
+        if unit == "abstract":  # one judgment per passage: the span first to last rationale
+            quote = " ".join(doc.sentences[picked[0] : picked[-1] + 1]).strip()
+            evidence.append(Evidence(passage_id=doc_id, grade=SCIFACT_GRADE, quote=quote))
+            continue
+        evidence.extend(
+            Evidence(
+                passage_id=f"{doc_id}#s{i}", grade=SCIFACT_GRADE, quote=doc.sentences[i].strip()
+            )
+            for i in picked
+        )
+    required, forbidden = _contract(claim, labels)
+    mixed = len(labels) > 1
+    return Case(
+        case_id=case_id,
+        question=claim,
+        answerable=bool(evidence),
+        adversarial=mixed,
+        adversarial_kind=AdversarialKind.CONTRADICTORY_PASSAGES if mixed else None,
+        required_facts=required,
+        forbidden_claims=forbidden,
+        evidence=evidence,
+        checked_documents=sorted({*map(str, cited), *sentences}),
+        corpus_version=version,
+    )
+
+
+def default_claims(folder: Path) -> Path:
+    """`claims.jsonl` when the folder has one, else `claims_dev.jsonl` (BEIR's test split)."""
+    single = folder / "claims.jsonl"
+    return single if single.is_file() else folder / "claims_dev.jsonl"
+
+
+def import_scifact(
+    folder: Path,
+    out: Path,
+    *,
+    claims: Path | None = None,
+    unit: Unit = "abstract",
+    version: str | None = None,
+) -> Imported:
+    """Import SciFact's corpus and claims with SciFact's evidence semantics into `out`."""
+    corpus_path = folder / "corpus.jsonl"
+    claims_path = claims if claims is not None else default_claims(folder)
+    if not claims_path.is_absolute() and not claims_path.exists():
+        claims_path = folder / claims_path
+    suffix = "" if unit == "abstract" else "-sentences"
+    version = version or f"{_name(folder)}{suffix}-{sha256_file(_need(corpus_path))[:12]}"
+    docs = read_scifact_corpus(corpus_path)
+    passages = scifact_passages(docs, unit, version)
+    cases: list[Case] = []
+    seen: dict[str, int] = {}
+    for lineno, row in iter_json_lines(_need(claims_path)):
+        case = scifact_case(claims_path, lineno, row, docs, unit, version)
+        _unique(claims_path, lineno, seen, case.case_id, "claim id")
+        cases.append(case)
+    qrels: Qrels = {
+        case.case_id: {e.passage_id: e.grade for e in case.evidence}
+        for case in cases
+        if case.evidence
+    }
+    source = {
+        "format": "scifact",
+        "folder": _name(folder),
+        "unit": unit,
+        "sha256": _sources(folder, (corpus_path, claims_path)),
+    }
+    cutting = (
+        "scifact: one passage per abstract, passage_id = doc_id, text = sentences joined by "
+        "one space"
+        if unit == "abstract"
+        else "scifact: one passage per non-blank abstract sentence, passage_id = DOC#sN "
+        "(N = SciFact's 0-based sentence index)"
+    )
+    return _write(out, passages, cases, qrels, version=version, cutting=cutting, source=source)
