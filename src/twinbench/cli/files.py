@@ -22,7 +22,16 @@ from twinbench.jsonl import dumps_json, load_models
 from twinbench.outputs import write_set
 from twinbench.records import SCHEMAS, Item
 
-DOCUMENTS = ("run", "metrics", "report", "compare", "rag-passage", "rag-case", "rag-corpus")
+DOCUMENTS = (
+    "run",
+    "metrics",
+    "report",
+    "compare",
+    "rag-passage",
+    "rag-case",
+    "rag-corpus",
+    "rag-retrieval",
+)
 
 
 @app.command()
@@ -30,7 +39,8 @@ def schema(
     record: Annotated[str, typer.Argument(help="One of: " + ", ".join((*SCHEMAS, *DOCUMENTS)))],
 ) -> None:
     """Print the JSON Schema of a record (item, response, manifest, graded), a document
-    (run, metrics, report, compare) or a RAG record (rag-passage, rag-case, rag-corpus)."""
+    (run, metrics, report, compare) or a RAG record (rag-passage, rag-case, rag-corpus,
+    rag-retrieval)."""
     from pydantic import BaseModel
 
     from twinbench.documents import Comparison, Metrics, Report
@@ -43,7 +53,9 @@ def schema(
         "report": Report,
         "compare": Comparison,
     }
-    known = SCHEMAS | documents | RAG_SCHEMAS
+    from twinbench.rag.retrievers.run import RetrievalRecord
+
+    known = SCHEMAS | documents | RAG_SCHEMAS | {"rag-retrieval": RetrievalRecord}
     if record not in known:
         errors.print(f"error: unknown record {record!r}; choose one of {', '.join(known)}")
         raise typer.Exit(2)
