@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from twinbench.rag.beir import import_beir, import_scifact
+from twinbench.rag.beir import import_beir
 from twinbench.rag.corpus import load_corpus
 from twinbench.rag.metrics import evaluate, parse_metrics, stage_metrics
 from twinbench.rag.retrievers import RetrieverOptions, build_reranker
@@ -40,6 +40,7 @@ from twinbench.rag.retrievers.dense import DenseRetriever
 from twinbench.rag.retrievers.hybrid import HybridRetriever
 from twinbench.rag.retrievers.rerank import RerankedRetriever
 from twinbench.rag.retrievers.run import SCORE_FORMAT, search_each
+from twinbench.rag.scifact import import_scifact
 from twinbench.rag.trec import Qrels, read_qrels, read_run, write_run
 from twinbench.rag.validate import load_cases
 

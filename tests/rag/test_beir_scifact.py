@@ -15,8 +15,8 @@ from typer.testing import CliRunner
 from conftest import read_rows, shared_data, write_rows
 from twinbench.cli import app
 from twinbench.jsonl import InputError
-from twinbench.rag.beir import import_scifact
 from twinbench.rag.corpus import load_corpus
+from twinbench.rag.scifact import import_scifact
 from twinbench.rag.trec import read_qrels
 from twinbench.rag.validate import check_cases
 

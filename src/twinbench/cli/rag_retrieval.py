@@ -69,7 +69,7 @@ def import_scifact_command(
     An NEI claim's cited documents become the documents its reviewer checked.
     """
     from twinbench.jsonl import InputError
-    from twinbench.rag.beir import import_scifact
+    from twinbench.rag.scifact import import_scifact
 
     if unit not in ("abstract", "sentence"):
         raise InputError(f"--unit {unit!r}: choose abstract or sentence")
