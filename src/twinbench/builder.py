@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -27,7 +26,7 @@ from twinbench.errata import Errata
 from twinbench.generators import Generator, Pair, generator_classes, registered
 from twinbench.generators.base import item_seed
 from twinbench.generators.registry import builtin
-from twinbench.jsonl import InputError, write_json, write_jsonl
+from twinbench.jsonl import InputError, sha256_file, write_json, write_jsonl
 from twinbench.outputs import output_set
 from twinbench.partition import partition
 from twinbench.records import MANIFEST_SCHEMA, Item, ReasonCode
@@ -203,11 +202,6 @@ def _drop_errata(pairs: list[Pair], errata: Errata) -> list[Pair]:
     ]
 
 
-def sha256(path: Path) -> str:
-    """The hex sha256 of a file."""
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 def _counts(items: Sequence[Item]) -> dict[str, Any]:
     def tally(key: Callable[[Item], str]) -> dict[str, dict[str, int]]:
         table: dict[str, Counter[str]] = defaultdict(Counter)
@@ -356,7 +350,7 @@ def write_benchmark(
             "twinbench_version": __version__,
             **fields,
             "counts": {"public": _counts(public), "holdout": _counts(holdout)},
-            "files": {name: sha256(path) for name, path in staged.items()},
+            "files": {name: sha256_file(path) for name, path in staged.items()},
         }
         write_json(stage("manifest.json"), manifest)
     return manifest

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import re
@@ -46,6 +47,11 @@ def read_text(path: Path | str) -> str:
         line = data.count(b"\n", 0, exc.start) + 1
         problem = f"not UTF-8 text (byte 0x{data[exc.start]:02x})"
         raise InputError(f"{path}:{line}: {problem}") from None
+
+
+def sha256_file(path: Path) -> str:
+    """The hex sha256 of a file's bytes (manifests record it; readers check it)."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def _json_problem(path: Path, lineno: int, line: bytes, exc: Exception) -> InputError:

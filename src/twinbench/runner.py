@@ -25,7 +25,7 @@ import orjson
 
 from twinbench import __version__
 from twinbench.grader import check_response
-from twinbench.jsonl import InputError, dumps_line, load_models, record_dict
+from twinbench.jsonl import InputError, dumps_line, load_models, record_dict, sha256_file
 from twinbench.outputs import recover
 from twinbench.records import ChoiceQuestion, Item
 from twinbench.runrecord import RunRecord, load_run, write_run
@@ -83,7 +83,7 @@ def check_manifest(folder: Path) -> dict[str, Any]:
         target = folder / name
         if not target.is_file():
             raise InputError(f"{target}: listed in {path} but missing")
-        if hashlib.sha256(target.read_bytes()).hexdigest() != digest:
+        if sha256_file(target) != digest:
             raise InputError(
                 f"{target}: sha256 differs from {path}; the folder is not the benchmark "
                 "its manifest describes (rebuild it)"

@@ -13,7 +13,8 @@ from typer.testing import CliRunner
 
 from conftest import write_rows
 from twinbench.cli import app
-from twinbench.rag.corpus import sha256_file, write_corpus
+from twinbench.jsonl import sha256_file
+from twinbench.rag.corpus import write_corpus
 from twinbench.rag.records import Passage
 
 Rows = list[dict[str, Any]]

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from twinbench.jsonl import InputError, iter_json_lines, read_text, write_jsonl
-from twinbench.rag.corpus import sha256_file, write_corpus
+from twinbench.jsonl import InputError, iter_json_lines, read_text, sha256_file, write_jsonl
+from twinbench.rag.corpus import write_corpus
 from twinbench.rag.records import Case, Evidence, Passage
 from twinbench.rag.trec import Qrels, write_qrels
 

@@ -8,7 +8,6 @@ Problems are `FILE:LINE: problem` lines (`jsonl.InputError` when not collected).
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from importlib import resources
@@ -24,6 +23,7 @@ from twinbench.jsonl import (
     load_models,
     read_text,
     record_dict,
+    sha256_file,
     write_json,
     write_jsonl,
 )
@@ -54,11 +54,6 @@ class Corpus:
 
     def __len__(self) -> int:
         return len(self.passages)
-
-
-def sha256_file(path: Path) -> str:
-    """The hex sha256 of a file's bytes."""
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def _key_line(text: str, key: str) -> int:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from twinbench.jsonl import InputError, iter_json_lines
+from twinbench.jsonl import InputError, iter_json_lines, sha256_file
 from twinbench.rag.beir import (
     Imported,
     Unit,
@@ -30,7 +30,6 @@ from twinbench.rag.beir import (
     _unique,
     _write,
 )
-from twinbench.rag.corpus import sha256_file
 from twinbench.rag.records import AdversarialKind, Case, Evidence, Passage
 from twinbench.rag.trec import Qrels
 

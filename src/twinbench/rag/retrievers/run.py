@@ -22,8 +22,8 @@ from typing import Any, Final, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from twinbench.jsonl import InputError, write_json
-from twinbench.rag.corpus import PASSAGES, Corpus, load_corpus, sha256_file
+from twinbench.jsonl import InputError, sha256_file, write_json
+from twinbench.rag.corpus import PASSAGES, Corpus, load_corpus
 from twinbench.rag.retrievers import RetrieverOptions, build_retriever
 from twinbench.rag.retrievers.base import Hits, Retriever
 from twinbench.rag.trec import write_run
