@@ -26,10 +26,10 @@ import json
 import math
 import time
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 
@@ -38,7 +38,9 @@ from twinbench.systems.base import Request, SystemOptions, failure
 from twinbench.systems.endpoint import endpoint
 from twinbench.systems.wire import OffContract, loads
 
-__all__ = ["HttpClient", "OffContract", "loads", "retry_after"]
+__all__ = ["Exchange", "HttpClient", "OffContract", "loads", "retry_after"]
+
+T = TypeVar("T")
 
 REJECTED = (400, 413, 422)
 ERROR_EXCERPT = 300
@@ -112,6 +114,28 @@ def retry_after(headers: httpx.Headers) -> float | None:
     return max(0.0, seconds) if math.isfinite(seconds) else None
 
 
+def _run(job: Coroutine[Any, Any, T]) -> T:
+    """Run `job` to its end, in a thread with its own loop when called from async code."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(job)
+    with ThreadPoolExecutor(1) as pool:  # called from async code (a notebook): own loop
+        return pool.submit(asyncio.run, job).result()
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """One call's end: status ok (data holds the parsed JSON reply), invalid, rejected, error
+    or timeout (error says why; raw holds a redacted excerpt of an unusable reply)."""
+
+    status: str
+    data: Any
+    error: str | None
+    raw: Any
+    elapsed_ms: float
+
+
 def _text(data: bytes) -> str:
     return data.decode("utf-8", errors="replace")
 
@@ -174,21 +198,16 @@ class HttpClient:
                 return await self._call(client, url, body)
         except TimeoutError:
             return (
-                "error",
+                "timeout",
                 f"timeout: no complete reply within the {self.options.timeout_s:g} s deadline",
             )
 
-    def _outcome(
-        self,
-        group: list[Request],
-        got: _Got | tuple[str, str],
-        parse: GroupParse,
-        system: str,
-        started: float,
-    ) -> list[Response]:
-        def fail(status: str, error: str, raw: Any = None) -> list[Response]:
+    def _classify(self, got: _Got | tuple[str, str], started: float) -> Exchange:
+        """What one call came to: its JSON reply, or the status and error of a failed one."""
+
+        def fail(status: str, error: str, raw: Any = None) -> Exchange:
             error, raw = self.endpoint.redact(error), self.endpoint.redact(raw)
-            return [failure(r, system, status, error, raw=raw, started=started) for r in group]
+            return Exchange(status, None, error, raw, (time.perf_counter() - started) * 1000)
 
         if isinstance(got, tuple):
             return fail(*got)
@@ -209,12 +228,60 @@ class HttpClient:
             data = self.endpoint.redact(loads(got.data))
         except ValueError:
             return fail("invalid", "reply is not JSON", _text(got.data))
-        latency = (time.perf_counter() - started) * 1000
+        return Exchange("ok", data, None, None, (time.perf_counter() - started) * 1000)
+
+    def _outcome(
+        self,
+        group: list[Request],
+        got: _Got | tuple[str, str],
+        parse: GroupParse,
+        system: str,
+        started: float,
+    ) -> list[Response]:
+        reply = self._classify(got, started)
+        if reply.status != "ok":
+            status = "error" if reply.status == "timeout" else reply.status  # no Response timeout
+            error = reply.error or status
+            return [
+                failure(r, system, status, error, raw=reply.raw, started=started) for r in group
+            ]
         try:
-            return parse(group, data, latency / len(group))
+            return parse(group, reply.data, reply.elapsed_ms / len(group))
         except Exception as exc:  # any parse failure is the reply's fault: never raise
             detail = str(exc) if isinstance(exc, OffContract) else f"{type(exc).__name__} {exc}"
-            return fail("invalid", f"reply outside the contract: {detail}", data)
+            error = self.endpoint.redact(f"reply outside the contract: {detail}")
+            return [
+                failure(r, system, "invalid", error, raw=reply.data, started=started) for r in group
+            ]
+
+    def exchange_all(self, calls: Sequence[tuple[str, Any]]) -> list[Exchange]:
+        """POST each (path, body) (at most `concurrency` at once); one Exchange per call.
+
+        The generic form (no Request/Response): RAG generation and judges read the JSON reply
+        themselves. A timeout is its own status here ("timeout"), never "error"."""
+
+        async def one(
+            client: httpx.AsyncClient, gate: asyncio.Semaphore, path: str, body: Any
+        ) -> Exchange:
+            async with gate:
+                started = time.perf_counter()
+                try:
+                    return self._classify(
+                        await self._one(client, self.endpoint.url(path), body), started
+                    )
+                except Exception as exc:  # a bug or an odd server: a status, never a crash
+                    error = self.endpoint.redact_text(f"{type(exc).__name__}: {exc}")
+                    return Exchange(
+                        "error", None, error, None, (time.perf_counter() - started) * 1000
+                    )
+
+        async def main() -> list[Exchange]:
+            gate = asyncio.Semaphore(self.options.concurrency)
+            timeout = httpx.Timeout(self.options.timeout_s)
+            async with httpx.AsyncClient(timeout=timeout, headers=self.endpoint.headers) as client:
+                return list(await asyncio.gather(*(one(client, gate, p, b) for p, b in calls)))
+
+        return _run(main())
 
     def post_groups(
         self,
@@ -248,12 +315,7 @@ class HttpClient:
             async with httpx.AsyncClient(timeout=timeout, headers=self.endpoint.headers) as client:
                 return list(await asyncio.gather(*(one(client, gate, g) for g in groups)))
 
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return asyncio.run(main())
-        with ThreadPoolExecutor(1) as pool:  # called from async code (a notebook): own loop
-            return pool.submit(asyncio.run, main()).result()
+        return _run(main())
 
     def post_all(
         self,
