@@ -2,12 +2,13 @@
 
 The rule (`CLAIM_RULE`, recorded with every answer): a claim is a sentence. A sentence ends at
 `.`, `!` or `?` followed by whitespace or the end of the text, or at a line break; a full stop
-after a common abbreviation (e.g., i.e., Dr, etc.) or inside a number (0.5, 3.2) does not end
-one. A bullet marker or list number at a line's start is dropped. Citation markers are square
+after a common abbreviation (e.g., i.e., Dr, etc.), inside a number (0.5, 3.2) or after a list
+number at a line's start ("1. ...") does not end one; that bullet marker or list number is
+dropped. Citation markers are square
 brackets holding passage ids or prompt numbers, separated by commas or semicolons: `[2]`,
 `[notes-17]`, `[1, 3]`, `[1][2]`. A marker that opens a sentence belongs to the sentence before
 it ("... 14 March. [1] Late ..."). Markers are removed from the claim text; a sentence left
-with no word characters is not a claim.
+without a word of two letters is not a claim.
 
 Citation scope (`CitationScope`): `sentence` gives each claim the markers of its own sentence;
 `answer` gives every claim every marker in the answer.
@@ -30,7 +31,7 @@ CLAIM_RULE = "sentence/1"
 _MARKER = re.compile(r"\[([^\[\]\n]{1,80})\]")
 _ABBREVIATIONS = ("e.g", "i.e", "etc", "dr", "mr", "mrs", "ms", "prof", "vs", "cf", "no", "fig")
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
-_WORD = re.compile(r"\w")
+_WORD = re.compile(r"[^\W\d_]{2}")
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,9 @@ def _sentence_ends(text: str) -> list[int]:
         after = text[i + 1 : i + 2]
         if after and not after.isspace():
             continue  # 0.5, a.b, "x.)"
+        line_start = text.rfind("\n", 0, i) + 1
+        if ch == "." and text[line_start:i].strip().isdigit():
+            continue  # a list number: "1. Assignment 2 is due ..."
         if ch == ".":
             start = i
             while start > 0 and (text[start - 1].isalpha() or text[start - 1] == "."):

@@ -21,8 +21,10 @@ also count as making a forbidden claim ("32, not 64" is not a claim that 64 is r
 **Rule labels** (`label_by_rules`, `labelled_by = "rules:lexical/1"`) are a lexical proxy, not
 a semantic judgement: a claim that makes a forbidden claim is contradicted (when the case's
 evidence reached the prompt); one that states a required fact whose evidence reached the
-prompt, or whose key values and at least 80% of whose content words one prompt passage holds,
-is supported; anything else is insufficient. Severity: critical for a contradiction on a key
+prompt, or whose key values and at least 80% of whose content words (less framing words such
+as "answer", "note", "passage") one prompt passage holds,
+is supported — unless it also brings a key value no prompt passage holds; anything else is
+insufficient. Severity: critical for a contradiction on a key
 value, major for any other contradiction or for an unsupported claim that brings key values no
 prompt passage holds (an invented date), minor otherwise. Relevance: 2 when the answer touches
 every required fact's content words (at least half of them), 1 when it touches some, 0 none.
@@ -170,6 +172,8 @@ _STOP = frozenset(
         "only",
     ]
 )
+#: words that frame a claim rather than carry it ("the answer is: 18 September")
+_FILLER = frozenset(["answer", "passage", "note", "according", "question", "state", "say"])
 _NEGATION = frozenset(["not", "no", "never", "cannot", "without", "none", "nor"])
 _TOKEN = re.compile(r"0x[0-9a-f]+|\d+(?:[.:]\d+)*%?|[^\W\d_]+(?:\d+\w*)?|\d+\w+", re.UNICODE)
 
@@ -237,9 +241,10 @@ def negated(text: str) -> bool:
     return any(t in _NEGATION for t in normalise(text).split())
 
 
-def coverage(statement: str, text: str) -> float:
-    """The share of `statement`'s content words that `text` holds (1.0 when it has none)."""
-    words = content_words(statement)
+def coverage(statement: str, text: str, ignore: frozenset[str] = frozenset()) -> float:
+    """The share of `statement`'s content words (less `ignore`) that `text` holds (1.0 when it
+    has none)."""
+    words = content_words(statement) - ignore
     return len(words & content_words(text)) / len(words) if words else 1.0
 
 
@@ -343,7 +348,9 @@ def _rule_label(claim: Claim, case: Case, shown: Sequence[Passage]) -> Claim:
         return claim.model_copy(
             update={"support_label": SupportLabel.INSUFFICIENT, "severity": Severity.MAJOR}
         )
-    if states_fact and quotes:
+    known = frozenset().union(*(key_values(p.text) for p in shown)) if shown else frozenset()
+    invented = bool(key_values(text) - known)
+    if states_fact and quotes and not invented:
         return claim.model_copy(
             update={
                 "support_label": SupportLabel.SUPPORTED,
@@ -354,7 +361,8 @@ def _rule_label(claim: Claim, case: Case, shown: Sequence[Passage]) -> Claim:
     holding = [
         p
         for p in shown
-        if key_values(text) <= key_values(p.text) and coverage(text, p.text) >= SUPPORTED_SHARE
+        if key_values(text) <= key_values(p.text)
+        and coverage(text, p.text, _FILLER) >= SUPPORTED_SHARE
     ]
     if holding:
         return claim.model_copy(
@@ -364,8 +372,6 @@ def _rule_label(claim: Claim, case: Case, shown: Sequence[Passage]) -> Claim:
                 "evidence_quote": _best_sentence(text, holding[0]),
             }
         )
-    known = frozenset().union(*(key_values(p.text) for p in shown)) if shown else frozenset()
-    invented = bool(key_values(text) - known)
     return claim.model_copy(
         update={
             "support_label": SupportLabel.INSUFFICIENT,
