@@ -29,7 +29,9 @@ from twinbench.rag.factcheck import (
 from twinbench.rag.records import Case, Passage
 
 ANSWER = "Assignment 2 is due on 14 March. Late submissions receive no penalty [notes-17]."
-NOTES_17 = "Assignment 2 is due on 14 March. Late submissions are accepted within 48 hours with a penalty."
+NOTES_17 = (
+    "Assignment 2 is due on 14 March. Late submissions are accepted within 48 hours with a penalty."
+)
 NOTES_18 = "Assignment 2 contributes 20% of the course grade."
 QUESTION = "When is Assignment 2 due, and are late submissions allowed?"
 
@@ -212,9 +214,7 @@ def test_abstention_labels_depend_on_what_reached_the_prompt():
         "right_for_context": True,
         "right_for_case": False,
     }
-    assert failure_labels(abstain(["notes-18"]), unanswerable) == [
-        FailureLabel.CORRECT_ABSTENTION
-    ]
+    assert failure_labels(abstain(["notes-18"]), unanswerable) == [FailureLabel.CORRECT_ABSTENTION]
 
 
 def test_a_timeout_is_never_an_abstention():
@@ -253,7 +253,7 @@ def test_numbers_and_dates_match_exactly():
     assert not states("Lab 1 is due on 18 September.", "Lab 1 is due on 19 September")
     assert not states("The learning rate is 0.01.", "The learning rate is 0.001.")
     # negation must agree
-    assert not states("Two-phase locking prevents deadlock.", "Two-phase locking does not prevent deadlock.")
+    assert not states("2PL prevents deadlock.", "2PL does not prevent deadlock.")
     assert normalise("It doesn't.") == "it does not"
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from tests.rag.test_answer_claims import ANSWER, CASE, PASSAGES, fixture_answer
 from tests.systems.servers import chat_reply, serve
+
 from twinbench.rag.answer_metrics import answer_metrics, outcome
 from twinbench.rag.answers import CitationScope, JudgeProblem, JudgeStatus, SupportLabel
 from twinbench.rag.generation import OpenAIGenerator
