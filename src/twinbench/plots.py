@@ -181,3 +181,24 @@ def forest(comparisons: list[dict[str, Any]]) -> str | None:
     ax.invert_yaxis()
     ax.set_xlabel("difference")
     return _svg(fig)
+
+
+def latency_quality(rows: list[dict[str, Any]]) -> str | None:
+    """Mean whole-path latency against useful rate (dots) and unsupported rate (crosses)."""
+    shown = [r for r in rows if r["latency_ms"]["mean"] is not None and r["answers"]]
+    if not shown:
+        return None
+    fig, ax = _figure(6, 4)
+    for r in shown:
+        x = r["latency_ms"]["mean"]
+        good = r["useful"] / r["answerable_answers"] if r["answerable_answers"] else 0.0
+        bad = r["unsupported"] / r["answers"]
+        ax.plot([x, x], [good, bad], color="lightgrey", linewidth=1, zorder=1)
+        ax.scatter([x], [good], marker="o", color="tab:blue", zorder=2)
+        ax.scatter([x], [bad], marker="x", color="tab:red", zorder=2)
+        ax.annotate(r["variant"], (x, good), fontsize=7, xytext=(3, 3), textcoords="offset points")
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlabel("mean elapsed ms per case (whole path)")
+    ax.set_ylabel("rate (o useful of answerable, x unsupported of all)")
+    ax.set_title("Latency against quality per variant")
+    return _svg(fig)

@@ -16,4 +16,10 @@ rag_app = typer.Typer(
 )
 app.add_typer(rag_app, name="rag")
 
-from twinbench.cli import rag_cases, rag_metrics, rag_retrieval  # noqa: E402, F401
+from twinbench.cli import (  # noqa: E402, F401
+    rag_ablate,
+    rag_annotation,
+    rag_cases,
+    rag_metrics,
+    rag_retrieval,
+)

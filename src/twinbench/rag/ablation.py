@@ -1,0 +1,468 @@
+"""`twinbench rag ablate`: variants over the same frozen cases, corpus, generator and budget.
+
+Per variant: supported / unsupported / abstained / error / unlabelled answers, the useful count
+and rate (a supported answer of relevance 2 to an answerable case, over answerable answers;
+unsupported answers are counted over all cases), mean and p95 elapsed_ms of the whole path,
+and the claim-level metrics. Per pair of variants, matched by case and trial: the transition
+table of outcome classes (useful, supported, unsupported, abstained, error, unlabelled), the
+named changes (fixed, fixed → abstained, useful → abstained, broke, ...), and a paired
+sign-flip test with a case-bootstrap interval on the per-case difference in the useful rate and
+in the unsupported rate (trials of one case averaged first: the case is the unit).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Final
+
+import numpy as np
+
+from twinbench import html
+from twinbench.jsonl import InputError, dumps_json, dumps_line, record_dict
+from twinbench.outputs import write_set
+from twinbench.rag.answer_metrics import answer_metrics, outcome, useful
+from twinbench.rag.answering import VARIANTS, Budget, Variant, answer_cases, answer_lines
+from twinbench.rag.answers import Answer, Judgement
+from twinbench.rag.factcheck import RULES_LABELLER, label_by_rules
+from twinbench.rag.records import Case
+from twinbench.stats.bootstrap import percentile_interval
+from twinbench.stats.signflip import sign_flip_test
+
+ABLATION_SCHEMA: Final = "twinbench.rag.ablation/1"
+CLASSES: Final = ("useful", "supported", "unsupported", "abstained", "error", "unlabelled")
+#: the comparisons that isolate one component each (kept when both variants ran)
+PAIRS: Final = (
+    ("lexical", "fused"),
+    ("dense", "fused"),
+    ("fused", "fused+rerank"),
+    ("fused", "instruction-only"),
+    ("instruction-only", "verifier"),
+)
+DRAWS: Final = 10000
+RESAMPLES: Final = 2000
+#: a change from the first variant's class to the second's that has a name
+NAMED: Final = {
+    ("unsupported", "useful"): "fixed",
+    ("unsupported", "supported"): "fixed",
+    ("unsupported", "abstained"): "fixed → abstained",
+    ("useful", "abstained"): "useful → abstained",
+    ("supported", "abstained"): "supported → abstained",
+    ("useful", "unsupported"): "broke",
+    ("supported", "unsupported"): "broke",
+    ("abstained", "useful"): "abstained → useful",
+    ("abstained", "unsupported"): "abstained → unsupported",
+}
+
+
+def answer_class(answer: Answer, case: Case) -> str:
+    """The outcome class of one answer: useful splits off from supported."""
+    found = outcome(answer)
+    return "useful" if found == "supported" and useful(answer, case) else found
+
+
+def stratified(cases: Sequence[Case], n: int, seed: int) -> list[Case]:
+    """`n` cases drawn evenly across slices (answerable, unanswerable, adversarial), in file
+    order; all of them when n is 0 or at least their number."""
+    if n <= 0 or n >= len(cases):
+        return list(cases)
+    slices: dict[str, list[int]] = {}
+    for i, case in enumerate(cases):
+        key = "adversarial" if case.adversarial else str(case.answerable)
+        slices.setdefault(key, []).append(i)
+    rng = np.random.default_rng(seed)
+    for members in slices.values():
+        rng.shuffle(members)
+    chosen: list[int] = []
+    for row in itertools.zip_longest(*(slices[k] for k in sorted(slices))):
+        chosen.extend(m for m in row if m is not None)
+    return [cases[i] for i in sorted(chosen[:n])]
+
+
+def _percentile(values: Sequence[float], q: float) -> float | None:
+    return round(float(np.percentile(values, q)), 3) if values else None
+
+
+def variant_row(
+    name: str, answers: Sequence[Answer], cases: Mapping[str, Case], seed: int
+) -> dict[str, Any]:
+    """One variant's line: counts, useful rate, latency, claim metrics."""
+    classes = Counter(answer_class(a, cases[a.case_id]) for a in answers)
+    elapsed = [a.elapsed_ms for a in answers if a.elapsed_ms is not None]
+    answerable = sum(cases[a.case_id].answerable for a in answers)
+    metrics = answer_metrics(answers, cases, seed)
+    return {
+        "variant": name,
+        "answers": len(answers),
+        "classes": {c: classes.get(c, 0) for c in CLASSES},
+        "supported": classes["useful"] + classes["supported"],
+        "unsupported": classes["unsupported"],
+        "abstained": classes["abstained"],
+        "error": classes["error"],
+        "unlabelled": classes["unlabelled"],
+        "useful": classes["useful"],
+        "answerable_answers": answerable,
+        "useful_rate": metrics["metrics"]["useful_rate"],
+        "latency_ms": {
+            "mean": round(float(np.mean(elapsed)), 3) if elapsed else None,
+            "p95": _percentile(elapsed, 95),
+        },
+        "metrics": metrics,
+    }
+
+
+def _per_case(answers: Sequence[Answer], cases: Mapping[str, Case]) -> dict[str, dict[int, str]]:
+    out: dict[str, dict[int, str]] = {}
+    for a in answers:
+        out.setdefault(a.case_id, {})[a.trial] = answer_class(a, cases[a.case_id])
+    return out
+
+
+def compare(
+    a: str,
+    b: str,
+    answers: Mapping[str, Sequence[Answer]],
+    cases: Mapping[str, Case],
+    seed: int,
+) -> dict[str, Any]:
+    """Transitions and paired tests from variant `a` to variant `b`."""
+    first, second = _per_case(answers[a], cases), _per_case(answers[b], cases)
+    shared = sorted(set(first) & set(second))
+    table: Counter[tuple[str, str]] = Counter()
+    named: Counter[str] = Counter()
+    examples: dict[str, list[str]] = {}
+    useful_diff, unsupported_diff = [], []
+    for cid in shared:
+        trials = sorted(set(first[cid]) & set(second[cid]))
+        if not trials:
+            continue
+        for t in trials:
+            pair = (first[cid][t], second[cid][t])
+            table[pair] += 1
+            if pair in NAMED:
+                named[NAMED[pair]] += 1
+                examples.setdefault(NAMED[pair], []).append(cid)
+        useful_diff.append(
+            np.mean([(second[cid][t] == "useful") - (first[cid][t] == "useful") for t in trials])
+        )
+        unsupported_diff.append(
+            np.mean(
+                [
+                    (second[cid][t] == "unsupported") - (first[cid][t] == "unsupported")
+                    for t in trials
+                ]
+            )
+        )
+    rng = np.random.default_rng(seed)
+    tests: dict[str, dict[str, Any] | None] = {}
+    for label, diffs in (("useful", useful_diff), ("unsupported", unsupported_diff)):
+        d = np.asarray(diffs, dtype=np.float64)
+        if not d.size:
+            tests[label] = None
+            continue
+        test = sign_flip_test(d, DRAWS, rng, seed).as_dict()
+        idx = rng.integers(0, d.size, size=(RESAMPLES, d.size))
+        interval = percentile_interval(float(d.mean()), d[idx].mean(axis=1), RESAMPLES, seed)
+        tests[label] = {
+            "sign_flip": test,
+            "interval": {**interval.as_dict(), "method": "case bootstrap, percentile"},
+        }
+    return {
+        "a": a,
+        "b": b,
+        "cases": len(shared),
+        "transitions": {f"{x} → {y}": n for (x, y), n in sorted(table.items())},
+        "matrix": {x: {y: table.get((x, y), 0) for y in CLASSES} for x in CLASSES},
+        "named": dict(sorted(named.items())),
+        "examples": {k: v[:10] for k, v in sorted(examples.items())},
+        "tests": tests,
+    }
+
+
+def default_pairs(names: Sequence[str]) -> list[tuple[str, str]]:
+    """The declared one-component pairs among `names`, else each variant with the next."""
+    pairs = [(a, b) for a, b in PAIRS if a in names and b in names]
+    return pairs or list(itertools.pairwise(names))
+
+
+def summarise(
+    answers: Mapping[str, Sequence[Answer]],
+    cases: Mapping[str, Case],
+    pairs: Sequence[tuple[str, str]] | None = None,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """The ablation document of labelled answers per variant (in the mapping's order)."""
+    names = list(answers)
+    chosen = list(pairs) if pairs is not None else default_pairs(names)
+    return {
+        "schema": ABLATION_SCHEMA,
+        "variants": [variant_row(n, answers[n], cases, seed) for n in names],
+        "pairs": [compare(a, b, answers, cases, seed) for a, b in chosen],
+        "seed": seed,
+    }
+
+
+def run_ablation(
+    folder: Path,
+    out: Path,
+    *,
+    variants: Sequence[str] = tuple(VARIANTS),
+    generator: Any,
+    budget: Budget = Budget(),
+    sample: int = 24,
+    repeats: int = 1,
+    seed: int = 0,
+    judge: Any = None,
+    k: int = 10,
+    cache: Path | None = None,
+    on_step: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """Run every variant over the same cases and write answers, judgements and the tables."""
+    from twinbench.rag.judge import judge_answers
+    from twinbench.rag.retrievers import RetrieverOptions
+    from twinbench.rag.retrievers.run import retrieve_corpus
+    from twinbench.rag.validate import check_cases
+
+    say = on_step or (lambda _: None)
+    unknown = [v for v in variants if v not in VARIANTS]
+    if unknown:
+        raise InputError(f"unknown variant {unknown[0]!r} (known: {', '.join(VARIANTS)})")
+    if repeats > 1 and budget.temperature == 0:
+        raise InputError(
+            "--repeats above 1 needs --temperature above 0 (greedy runs repeat exactly)"
+        )
+    check = check_cases(folder / "cases.jsonl", folder)
+    if check.problems:
+        raise InputError(f"{check.problems[0]} (and {len(check.problems) - 1} more problems)")
+    chosen = stratified([c for _, c in check.cases], sample, seed)
+    cases = {c.case_id: c for c in chosen}
+    passages = check.corpus.passages
+    queries = {c.case_id: c.question for c in chosen}
+    say(
+        f"{len(chosen)} cases ({sum(c.answerable for c in chosen)} answerable), "
+        f"{len(variants)} variants"
+    )
+    options = RetrieverOptions(cache=cache)
+    rankings: dict[str, tuple[dict[str, list[str]], dict[str, float]]] = {}
+    answers: dict[str, list[Answer]] = {}
+    reviews: dict[str, list[Judgement]] = {}
+    for name in variants:
+        variant: Variant = VARIANTS[name]
+        if variant.retriever not in rankings:
+            say(f"retrieving with {variant.retriever}")
+            got = retrieve_corpus(check.corpus, queries, variant.retriever, k=k, options=options)
+            ranked = {q: [pid for pid, _ in hits] for q, hits in got.hits.items()}
+            rankings[variant.retriever] = (ranked, got.record.latency_ms["per_query"])
+        ranked, latency = rankings[variant.retriever]
+        produced: list[Answer] = []
+        for trial in range(repeats):
+            say(
+                f"answering with {name}"
+                + (f" (trial {trial + 1}/{repeats})" if repeats > 1 else "")
+            )
+            produced += answer_cases(
+                chosen, ranked, latency, passages, variant, generator, budget, trial, seed
+            )
+        if judge is None:
+            produced = [label_by_rules(a, cases[a.case_id], passages) for a in produced]
+        else:
+            say(f"judging {name}")
+            produced, reviews[name] = judge_answers(produced, cases, passages, judge)
+        answers[name] = produced
+    document = summarise(answers, cases, seed=seed)
+    document.update(
+        {
+            "corpus": {"version": check.corpus.version, "passages": len(passages)},
+            "cases": {
+                "total": len(chosen),
+                "answerable": sum(c.answerable for c in chosen),
+                "unanswerable": sum(not c.answerable for c in chosen),
+                "adversarial": sum(c.adversarial for c in chosen),
+                "sample": sample,
+                "ids": sorted(cases),
+            },
+            "generator": f"{generator.name}@{generator.version}",
+            "labelled_by": RULES_LABELLER
+            if judge is None
+            else f"judge:{judge.name}@{judge.version}",
+            "budget": budget.as_dict(),
+            "repeats": repeats,
+            "retrieval_k": k,
+            "definitions": [VARIANTS[v].as_dict() for v in variants],
+        }
+    )
+    files = {f"answers-{n.replace('+', '-')}.jsonl": answer_lines(a) for n, a in answers.items()}
+    for n, r in reviews.items():
+        lines = b"".join(dumps_line(record_dict(j)) for j in r)
+        files[f"judgements-{n.replace('+', '-')}.jsonl"] = lines.decode("utf-8")
+    files["ablation.json"] = dumps_json(document)
+    files["ablation.md"] = ablation_markdown(document)
+    files["ablation.html"] = ablation_html(document)
+    write_set(out, files)
+    return document
+
+
+def _fmt(value: Any, digits: int = 0) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.{digits}f}" if isinstance(value, float) else str(value)
+
+
+def _rate(block: dict[str, Any]) -> str:
+    if block.get("estimate") is None:
+        return "-"
+    return f"{block['estimate']:.2f} [{block['low']:.2f}, {block['high']:.2f}]"
+
+
+def table_cells(document: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """The per-variant table: counts beside rates."""
+    header = [
+        "variant",
+        "supported",
+        "unsupported",
+        "abstained",
+        "error",
+        "unlabelled",
+        "useful",
+        "useful rate [95% CI]",
+        "faithfulness",
+        "cite prec.",
+        "mean ms",
+        "p95 ms",
+    ]
+    rows = []
+    for row in document["variants"]:
+        m = row["metrics"]["metrics"]
+        rows.append(
+            [
+                row["variant"],
+                str(row["supported"]),
+                str(row["unsupported"]),
+                str(row["abstained"]),
+                str(row["error"]),
+                str(row["unlabelled"]),
+                f"{row['useful']}/{row['answerable_answers']}",
+                _rate(row["useful_rate"]),
+                _fmt(m["faithfulness"].get("estimate"), 2),
+                _fmt(m["citation_precision"].get("estimate"), 2),
+                _fmt(row["latency_ms"]["mean"], 0),
+                _fmt(row["latency_ms"]["p95"], 0),
+            ]
+        )
+    return header, rows
+
+
+def terminal_cells(document: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """The per-variant table narrowed to 80 columns (intervals are in the md/json/html)."""
+    header = ["variant", "sup", "unsup", "abst", "err", "unlab", "useful", "rate", "mean ms"]
+    rows = []
+    for row in document["variants"]:
+        rate = row["useful_rate"].get("estimate")
+        rows.append(
+            [
+                row["variant"],
+                *(str(row[k]) for k in ("supported", "unsupported", "abstained", "error")),
+                str(row["unlabelled"]),
+                f"{row['useful']}/{row['answerable_answers']}",
+                _fmt(rate, 2),
+                _fmt(row["latency_ms"]["mean"], 0),
+            ]
+        )
+    return header, rows
+
+
+def terminal_pairs(document: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """One line per pair for the terminal: Δ useful and Δ unsupported with their p-values."""
+    header = ["a → b", "Δ useful", "p", "Δ unsup", "p"]
+    rows = []
+    for pair in document["pairs"]:
+        cells = [f"{pair['a']} → {pair['b']}"]
+        for label in ("useful", "unsupported"):
+            test = pair["tests"].get(label)
+            cells += (
+                ["-", "-"]
+                if test is None
+                else [f"{test['sign_flip']['mean']:+.3f}", f"{test['sign_flip']['p_value']:.3f}"]
+            )
+        rows.append(cells)
+    return header, rows
+
+
+def pair_cells(document: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """One line per pair: named transitions and the paired tests."""
+    header = ["a → b", "cases", "changes", "Δ useful [95% CI]", "p", "Δ unsupported [95% CI]", "p"]
+    rows = []
+    for pair in document["pairs"]:
+        cells = [f"{pair['a']} → {pair['b']}", str(pair["cases"])]
+        cells.append(", ".join(f"{k} {v}" for k, v in pair["named"].items()) or "none")
+        for label in ("useful", "unsupported"):
+            test = pair["tests"].get(label)
+            if test is None:
+                cells += ["-", "-"]
+                continue
+            i = test["interval"]
+            cells.append(f"{i['estimate']:+.3f} [{i['low']:+.3f}, {i['high']:+.3f}]")
+            cells.append(f"{test['sign_flip']['p_value']:.3f}")
+        rows.append(cells)
+    return header, rows
+
+
+def _intro(document: dict[str, Any]) -> str:
+    c, b = document["cases"], document["budget"]
+    return (
+        f"{c['total']} cases ({c['answerable']} answerable, {c['unanswerable']} unanswerable, "
+        f"{c['adversarial']} adversarial) over corpus {document['corpus']['version']}; generator "
+        f"{document['generator']}; top {b['passages']} passages within {b['budget_words']} words, "
+        f"{b['max_tokens']} new tokens, temperature {b['temperature']}, {document['repeats']} "
+        f"trial(s); labels by {document['labelled_by']}; citation scope {b['scope']}. Useful = a "
+        "supported answer of relevance 2 to an answerable case; unsupported counts all cases; "
+        "latency is the whole path per case."
+    )
+
+
+def _md_table(header: list[str], rows: list[list[str]]) -> list[str]:
+    return [
+        "| " + " | ".join(header) + " |",
+        "|---|" + "---:|" * (len(header) - 1),
+        *("| " + " | ".join(r) + " |" for r in rows),
+    ]
+
+
+def ablation_markdown(document: dict[str, Any]) -> str:
+    """The tables as Markdown."""
+    lines = ["# twinbench rag ablate", "", _intro(document), "", "## Variants", ""]
+    lines += _md_table(*table_cells(document))
+    lines += ["", "## Paired comparisons (per case, sign-flip test)", ""]
+    lines += _md_table(*pair_cells(document))
+    for pair in document["pairs"]:
+        lines += ["", f"### {pair['a']} → {pair['b']}: transitions", ""]
+        lines += [f"- {k}: {v}" for k, v in pair["transitions"].items()]
+    return "\n".join(lines) + "\n"
+
+
+def ablation_html(document: dict[str, Any]) -> str:
+    """The tables and the latency–quality plot as one self-contained page."""
+    from twinbench.plots import latency_quality
+
+    sections = [
+        ("Variants", html.table(*table_cells(document))),
+        (
+            "Latency and quality",
+            html.figure(
+                latency_quality(document["variants"]),
+                "mean elapsed ms of the whole path against useful and unsupported rates",
+            ),
+        ),
+        ("Paired comparisons", html.table(*pair_cells(document))),
+    ]
+    for pair in document["pairs"]:
+        matrix = [[x, *(str(pair["matrix"][x][y]) for y in CLASSES)] for x in CLASSES]
+        sections.append(
+            (
+                f"{pair['a']} → {pair['b']}",
+                html.table([f"{pair['a']} \\ {pair['b']}", *CLASSES], matrix),
+            )
+        )
+    return html.page("twinbench rag ablate", sections, note=_intro(document))
