@@ -142,3 +142,52 @@ def test_each_bad_judge_reply_gets_its_own_status_and_no_label() -> None:
     # faithfulness only over the two labelled answers: 1/2 each
     assert doc["metrics"]["faithfulness"]["estimate"] == 0.5
     assert doc["metrics"]["faithfulness"]["denominator"] == 2
+
+
+def test_rag_judge_command_saves_prompts_replies_and_labels(tmp_path) -> None:
+    from typer.testing import CliRunner
+
+    from twinbench.cli import app
+    from twinbench.jsonl import write_jsonl
+    from twinbench.rag.answering import answer_lines, read_answers
+    from twinbench.rag.corpus import write_corpus
+
+    folder = tmp_path / "corpus"
+    write_corpus(folder, PASSAGES.values(), version="fixture", cutting="by hand")
+    write_jsonl(folder / "cases.jsonl", [CASE])
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text(answer_lines([unlabel(fixture_answer(CitationScope.SENTENCE))]))
+
+    def handle(path: str, body: Any) -> tuple[int, Any]:
+        return 200, chat_reply(json.dumps(GOOD))
+
+    with serve(handle) as (url, log):
+        result = CliRunner().invoke(
+            app,
+            [
+                "rag",
+                "judge",
+                str(answers),
+                "--judge",
+                "openai:judge-1",
+                "--base-url",
+                url,
+                "--corpus",
+                str(folder),
+                "--out",
+                str(tmp_path / "judged"),
+            ],
+        )
+    assert result.exit_code == 0, result.output
+    assert "judged 1 answers: ok 1" in result.output
+    assert len(log) == 1
+    (labelled,) = read_answers(tmp_path / "judged" / "answers.jsonl")
+    assert [c.support_label for c in labelled.claims] == [
+        SupportLabel.SUPPORTED,
+        SupportLabel.CONTRADICTED,
+    ]
+    (row,) = [
+        json.loads(x) for x in (tmp_path / "judged" / "judgements.jsonl").read_text().splitlines()
+    ]
+    assert row["status"] == "ok" and row["raw"] == json.dumps(GOOD)
+    assert row["prompt"][0]["content"].startswith("You review an answer")

@@ -130,3 +130,65 @@ def ablate_command(
         highlight=False,
     )
     console.print(f"wrote ablation.md, ablation.json, ablation.html and answers-*.jsonl into {out}")
+
+
+@rag_app.command("judge")
+@user_errors
+def judge_command(
+    answers: Annotated[Path, typer.Argument(help="answers-*.jsonl written by rag ablate")],
+    judge: Annotated[str, typer.Option(help=GENERATOR_HELP)],
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Folder for judgements.jsonl and answers.jsonl")
+    ],
+    folder: Annotated[
+        Path | None,
+        typer.Option("--corpus", help="The corpus folder with cases.jsonl (default: embedded)"),
+    ] = None,
+    base_url: Annotated[str | None, typer.Option(help="Server URL for openai:MODEL")] = None,
+    api_key_env: Annotated[
+        str | None, typer.Option(help="Environment variable holding the API key (never echoed)")
+    ] = None,
+    timeout: Annotated[float, typer.Option(min=0.1, help="Deadline per judge call, s")] = 60.0,
+) -> None:
+    """Label the claims of an answers file with a model judge; save every prompt and raw
+    reply (judgements.jsonl) and the answers as the judge labelled them (answers.jsonl).
+
+    A reply that is not JSON, leaves the schema, changes the claim boundaries, cites an
+    unknown passage or quotes text its passage does not hold is judge_invalid with its
+    problem; a timeout is judge_timeout. Such answers stay unlabelled. Compare the judge with
+    human labels (`twinbench rag agreement DIR LABELS --judgements FILE`) before trusting it.
+    """
+    from collections import Counter
+
+    from twinbench.jsonl import dumps_line, record_dict
+    from twinbench.outputs import write_set
+    from twinbench.rag.answering import answer_lines, read_answers
+    from twinbench.rag.corpus import COURSE_NOTES
+    from twinbench.rag.generation import make_generator
+    from twinbench.rag.judge import judge_answers
+    from twinbench.rag.validate import check_cases
+
+    root = folder or COURSE_NOTES
+    check = check_cases(root / "cases.jsonl", root)
+    if check.problems:
+        errors.print(check.problems[0], markup=False, highlight=False)
+        raise typer.Exit(2)
+    cases = {c.case_id: c for _, c in check.cases}
+    rows = read_answers(answers)
+    missing = next((a.case_id for a in rows if a.case_id not in cases), None)
+    if missing is not None:
+        errors.print(f"error: {answers}: case {missing!r} is not in {root}/cases.jsonl")
+        raise typer.Exit(2)
+    labelled, reviews = judge_answers(
+        rows,
+        cases,
+        check.corpus.passages,
+        make_generator(judge, _options(base_url, api_key_env, timeout)),
+    )
+    lines = b"".join(dumps_line(record_dict(r)) for r in reviews).decode("utf-8")
+    write_set(out, {"judgements.jsonl": lines, "answers.jsonl": answer_lines(labelled)})
+    counts = Counter(r.problem.value if r.problem else r.status.value for r in reviews)
+    shown = ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "nothing to judge"
+    console.print(
+        f"judged {len(reviews)} answers: {shown}; wrote judgements.jsonl, answers.jsonl into {out}"
+    )

@@ -13,6 +13,7 @@ in the unsupported rate (trials of one case averaged first: the case is the unit
 from __future__ import annotations
 
 import itertools
+import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -248,7 +249,9 @@ def run_ablation(
     rankings: dict[str, tuple[dict[str, list[str]], dict[str, float]]] = {}
     answers: dict[str, list[Answer]] = {}
     reviews: dict[str, list[Judgement]] = {}
+    seconds: dict[str, float] = {}
     for name in variants:
+        began = time.perf_counter()
         variant: Variant = VARIANTS[name]
         if variant.retriever not in rankings:
             say(f"retrieving with {variant.retriever}")
@@ -271,7 +274,12 @@ def run_ablation(
             say(f"judging {name}")
             produced, reviews[name] = judge_answers(produced, cases, passages, judge)
         answers[name] = produced
+        seconds[name] = round(time.perf_counter() - began, 3)
     document = summarise(answers, cases, seed=seed)
+    for row in document["variants"]:
+        # wall time of the variant's stage: retrieval (unless shared), answering, labelling
+        row["seconds"] = seconds[row["variant"]]
+        row["seconds_per_case"] = round(seconds[row["variant"]] / max(1, len(chosen)), 3)
     document.update(
         {
             "corpus": {"version": check.corpus.version, "passages": len(passages)},
