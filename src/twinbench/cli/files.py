@@ -40,10 +40,11 @@ def schema(
 ) -> None:
     """Print the JSON Schema of a record (item, response, manifest, graded), a document
     (run, metrics, report, compare) or a RAG record (rag-passage, rag-case, rag-corpus,
-    rag-retrieval)."""
+    rag-retrieval, rag-answer, rag-judgement)."""
     from pydantic import BaseModel
 
     from twinbench.documents import Comparison, Metrics, Report
+    from twinbench.rag.answers import ANSWER_SCHEMAS
     from twinbench.rag.records import RAG_SCHEMAS
     from twinbench.runrecord import RunRecord
 
@@ -55,7 +56,7 @@ def schema(
     }
     from twinbench.rag.retrievers.run import RetrievalRecord
 
-    known = SCHEMAS | documents | RAG_SCHEMAS | {"rag-retrieval": RetrievalRecord}
+    known = SCHEMAS | documents | RAG_SCHEMAS | ANSWER_SCHEMAS | {"rag-retrieval": RetrievalRecord}
     if record not in known:
         errors.print(f"error: unknown record {record!r}; choose one of {', '.join(known)}")
         raise typer.Exit(2)

@@ -88,6 +88,13 @@ def ablate_command(
     cache: Annotated[
         Path | None, typer.Option(help="Embedding cache folder (default: the user cache)")
     ] = None,
+    human_labels: Annotated[
+        Path | None,
+        typer.Option(
+            help="A `rag package` folder with annotators' labels/*.jsonl: the labeller's "
+            "agreement with them (raw, Cohen's kappa) is reported before any figure"
+        ),
+    ] = None,
 ) -> None:
     """Run RAG variants over the same frozen cases, corpus, generator and budget; print and
     write per-variant counts (supported / unsupported / abstained / error), the useful-answer
@@ -98,7 +105,12 @@ def ablate_command(
     malformed reply leaves its answer unlabelled (counted), never a zero.
     """
     from twinbench.jsonl import InputError
-    from twinbench.rag.ablation import run_ablation, terminal_cells, terminal_pairs
+    from twinbench.rag.ablation import (
+        agreement_line,
+        run_ablation,
+        terminal_cells,
+        terminal_pairs,
+    )
     from twinbench.rag.answering import Budget
     from twinbench.rag.answers import CitationScope
     from twinbench.rag.corpus import COURSE_NOTES
@@ -120,8 +132,10 @@ def ablate_command(
         repeats=repeats,
         seed=seed,
         cache=cache,
+        human_labels=human_labels,
         on_step=lambda line: errors.print(line, markup=False, highlight=False),
     )
+    console.print(agreement_line(document), markup=False, highlight=False)
     _print_table(*terminal_cells(document), title="twinbench rag ablate")
     _print_table(*terminal_pairs(document), title="paired per case (sign-flip test)")
     errors.print(

@@ -205,6 +205,44 @@ def summarise(
     }
 
 
+def labelling(answers: Sequence[Answer]) -> dict[tuple[str, str, int], Any]:
+    """Labelled answers as one side of `agreement` (claims numbered from 1)."""
+    from twinbench.rag.annotation import ItemLabels
+    from twinbench.rag.answers import ClaimLabel
+
+    out = {}
+    for a in answers:
+        if outcome(a) not in ("supported", "unsupported"):
+            continue
+        claims = tuple(
+            ClaimLabel(
+                claim=n,
+                **c.model_dump(
+                    include={"support_label", "evidence_ids", "evidence_quote", "severity"}
+                ),
+            )
+            for n, c in enumerate(a.claims, 1)
+        )
+        out[a.key] = ItemLabels(claims, a.relevance, None, a.labelled_by)
+    return out
+
+
+def human_agreement(
+    folder: Path, answers: Sequence[Answer], reviews: Sequence[Judgement] | None
+) -> dict[str, Any]:
+    """Agreement of this run's labeller (the rules, or the judge's judgements) with every
+    annotator's labels in a blind package folder (`labels/*.jsonl`)."""
+    from twinbench.rag.agreement import agreement
+    from twinbench.rag.annotation import open_package, read_labels
+
+    blind = open_package(folder)
+    files = sorted((folder / "labels").glob("*.jsonl"))
+    if not files:
+        raise InputError(f"{folder}/labels: no annotator's labels (*.jsonl) to compare with")
+    ours: Any = list(reviews) if reviews is not None else labelling(answers)
+    return {f.stem: agreement(read_labels(f, blind), ours) for f in files}
+
+
 def run_ablation(
     folder: Path,
     out: Path,
@@ -218,9 +256,13 @@ def run_ablation(
     judge: Any = None,
     k: int = 10,
     cache: Path | None = None,
+    human_labels: Path | None = None,
     on_step: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
-    """Run every variant over the same cases and write answers, judgements and the tables."""
+    """Run every variant over the same cases and write answers, judgements and the tables.
+
+    With `human_labels` (a `rag package` folder whose labels/ holds annotators' files), the
+    labeller's agreement with each annotator is measured and shown before any figure."""
     from twinbench.rag.judge import judge_answers
     from twinbench.rag.retrievers import RetrieverOptions
     from twinbench.rag.retrievers.run import retrieve_corpus
@@ -276,6 +318,11 @@ def run_ablation(
         answers[name] = produced
         seconds[name] = round(time.perf_counter() - began, 3)
     document = summarise(answers, cases, seed=seed)
+    document["human_agreement"] = None
+    if human_labels is not None:
+        every = [a for rows in answers.values() for a in rows]
+        judged = [j for rows in reviews.values() for j in rows] if judge is not None else None
+        document["human_agreement"] = human_agreement(human_labels, every, judged)
     for row in document["variants"]:
         # wall time of the variant's stage: retrieval (unless shared), answering, labelling
         row["seconds"] = seconds[row["variant"]]
@@ -430,6 +477,27 @@ def _intro(document: dict[str, Any]) -> str:
     )
 
 
+def agreement_line(document: dict[str, Any]) -> str:
+    """What is known of the labeller's agreement with people, said before any figure."""
+    found = document.get("human_agreement")
+    who = document["labelled_by"]
+    if not found:
+        return (
+            f"Labeller–human agreement: not measured. The labels come from {who}; label a blind "
+            "package (`twinbench rag package`, `rag label`) and pass it as --human-labels "
+            "before trusting them."
+        )
+    parts = []
+    for annotator, report in found.items():
+        claims = report["claims"]
+        raw = "-" if claims["agreement"] is None else f"{claims['agreement']:.2f}"
+        kappa = "-" if claims["kappa"] is None else f"{claims['kappa']:.2f}"
+        parts.append(
+            f"{annotator}: {claims['matched']} claims, raw agreement {raw}, Cohen's kappa {kappa}"
+        )
+    return f"Labeller–human agreement ({who}): " + "; ".join(parts) + "."
+
+
 def _md_table(header: list[str], rows: list[list[str]]) -> list[str]:
     return [
         "| " + " | ".join(header) + " |",
@@ -440,7 +508,8 @@ def _md_table(header: list[str], rows: list[list[str]]) -> list[str]:
 
 def ablation_markdown(document: dict[str, Any]) -> str:
     """The tables as Markdown."""
-    lines = ["# twinbench rag ablate", "", _intro(document), "", "## Variants", ""]
+    lines = ["# twinbench rag ablate", "", agreement_line(document), "", _intro(document)]
+    lines += ["", "## Variants", ""]
     lines += _md_table(*table_cells(document))
     lines += ["", "## Paired comparisons (per case, sign-flip test)", ""]
     lines += _md_table(*pair_cells(document))
@@ -473,4 +542,5 @@ def ablation_html(document: dict[str, Any]) -> str:
                 html.table([f"{pair['a']} \\ {pair['b']}", *CLASSES], matrix),
             )
         )
-    return html.page("twinbench rag ablate", sections, note=_intro(document))
+    note = agreement_line(document) + " " + _intro(document)
+    return html.page("twinbench rag ablate", sections, note=note)
