@@ -126,6 +126,7 @@ def test_the_seed_accounting_is_reproduced() -> None:
     assert interval["low"] <= -0.03 <= interval["high"] <= 0.0
     markdown = ablation_markdown(doc | _context())
     assert "| verifier | 49 | 9 | 42 | 0 | 0 | 49/70 |" in markdown
+    assert "Labeller–human agreement: not measured" in markdown
     assert "fixed → abstained 3, useful → abstained 1" in markdown
     assert "<svg" in ablation_html(doc | _context())
 
@@ -198,8 +199,18 @@ def test_rag_ablate_runs_the_embedded_model(tmp_path: Path) -> None:
             assert a.request_cost["verifier_calls"] >= len(trace) >= 1
         if a.status == AnswerStatus.OK and not a.abstained:
             assert a.labelled_by == "rules:lexical/1"
+        if a.status == AnswerStatus.OK:  # the exact checks ran on every answer there is
+            case_facts = {c["case_id"]: len(c["required_facts"]) for c in _embedded_cases()}
+            assert len(a.checks["required_facts_stated"]) == case_facts[a.case_id]
+            assert isinstance(a.checks["evidence_reached"], bool)
     assert (out / "ablation.md").read_text().startswith("# twinbench rag ablate")
     assert "<svg" in (out / "ablation.html").read_text()
+
+
+def _embedded_cases() -> list[dict[str, object]]:
+    from twinbench.rag.corpus import COURSE_CASES
+
+    return [json.loads(line) for line in COURSE_CASES.read_text().splitlines()]
 
 
 def test_bad_variant_and_greedy_repeats_exit_2(tmp_path: Path) -> None:

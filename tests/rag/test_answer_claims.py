@@ -264,3 +264,35 @@ def test_sentences_keep_decimals_and_abbreviations_whole():
         "Dr Okafor decides. [2]",
         "Extensions: seven days",
     ]
+
+
+def test_an_unfinished_last_sentence_of_a_cut_off_output_is_not_a_claim():
+    from twinbench.rag.answering import read_generation
+    from twinbench.rag.generation import Generation
+
+    text = "Assignment 2 is due on 14 March [1]. The regularisation lab inserts dropout into the"
+    cut = Generation("ok", text, truncated=True)
+    answer = read_generation(CASE, "v", 0, cut, ["notes-17"], CitationScope.SENTENCE, "g")
+    assert [c.text for c in answer.claims] == ["Assignment 2 is due on 14 March."]
+    assert answer.answer == text  # the text itself is kept whole
+    whole = read_generation(
+        CASE, "v", 0, Generation("ok", text), ["notes-17"], CitationScope.SENTENCE, "g"
+    )
+    assert len(whole.claims) == 2  # not cut off: the fragment is what the model chose to say
+
+
+def test_a_claim_that_says_nothing_is_never_supported():
+    split = split_claims("The answer is no. Use IS NULL", ["notes-17"])
+    answer = Answer(
+        case_id="a2",
+        variant="v",
+        status=AnswerStatus.OK,
+        answer="x",
+        passages=["notes-17"],
+        claims=split.claims,
+    )
+    labelled = label_by_rules(answer, CASE, PASSAGES)
+    assert labelled.claims[0].support_label == SupportLabel.INSUFFICIENT
+    # a short statement needs two content words in common, not one ("null" alone)
+    assert not states("Use IS NULL.", "WHERE x = NULL is a left outer join.")
+    assert states("Use IS NULL.", "You should use IS NULL instead.")

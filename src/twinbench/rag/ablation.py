@@ -384,12 +384,15 @@ def table_cells(document: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
         "useful rate [95% CI]",
         "faithfulness",
         "cite prec.",
+        "facts stated",
+        "forbidden made",
         "mean ms",
         "p95 ms",
     ]
     rows = []
     for row in document["variants"]:
         m = row["metrics"]["metrics"]
+        exact = row["metrics"]["exact_checks"]
         rows.append(
             [
                 row["variant"],
@@ -402,6 +405,8 @@ def table_cells(document: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
                 _rate(row["useful_rate"]),
                 _fmt(m["faithfulness"].get("estimate"), 2),
                 _fmt(m["citation_precision"].get("estimate"), 2),
+                f"{exact['required_facts_stated']}/{exact['required_facts_checked']}",
+                str(exact["forbidden_claims_made"]),
                 _fmt(row["latency_ms"]["mean"], 0),
                 _fmt(row["latency_ms"]["p95"], 0),
             ]

@@ -146,9 +146,17 @@ def answer_metrics(
             block[a.status.value] += 1
         if a.citation_not_found:
             block["citation_not_found"] += len(a.citation_not_found)
+    stated = [s for a in answers for s in a.checks.get("required_facts_stated", [])]
+    forbidden = sum(len(a.checks.get("forbidden_claims_made", [])) for a in answers)
     return {
         "answers": len(answers),
         "cases": len(order),
+        "exact_checks": {
+            "required_facts_stated": sum(stated),
+            "required_facts_checked": len(stated),
+            "forbidden_claims_made": forbidden,
+            "answers_checked": sum(bool(a.checks) for a in answers),
+        },
         "answerable_answers": len(answerable),
         "outcomes": {name: outcomes.get(name, 0) for name in OUTCOMES},
         "useful": int(helpful.sum()),

@@ -11,7 +11,8 @@ every variant of one ablation.
   recorded in order, so [n] in an answer resolves to the n-th of them.
 * Abstention: the instruction asks for the exact marker `INSUFFICIENT EVIDENCE`; an answer that
   opens with it (case and leading punctuation ignored) is an abstention. Sentences that are only
-  the marker are not claims. An output with no claim and no abstention is `invalid`.
+  the marker are not claims, nor is an unfinished last sentence of an output the token budget
+  cut off (`request_cost.truncated`). An output with no claim and no abstention is `invalid`.
 * Verifier: each claim is put to the generator with the passages it cites (all prompt
   passages when it cites none): "does the passage state the claim? yes or no". A reply that is
   not yes or no is asked once more (both calls are counted in request_cost and elapsed_ms);
@@ -146,6 +147,8 @@ def answer_prompt(
 
 
 _LEAD = re.compile(r"^[\s\"'*_:>#-]*")
+#: a finished sentence: end punctuation, then only citation markers or closing quotes
+_END = re.compile(r"[.!?][\"')\]]*(?:\s*\[[^\[\]]*\])*\s*$")
 
 
 def is_abstention(text: str) -> bool:
@@ -177,7 +180,10 @@ def read_generation(
     text = generation.text
     if is_abstention(text):
         return Answer(status=AnswerStatus.OK, answer=text, abstained=True, **common)
-    kept = " ".join(s for s in sentences(text) if ABSTAIN_MARKER not in s.upper())
+    pieces = [s for s in sentences(text) if ABSTAIN_MARKER not in s.upper()]
+    if generation.truncated and pieces and not _END.search(pieces[-1]):
+        pieces = pieces[:-1]  # cut off by the token budget mid-sentence: not a claim
+    kept = " ".join(pieces)
     split = split_claims(kept, shown, scope)
     if not split.claims:
         return Answer(
@@ -339,6 +345,7 @@ def answer_cases(
             "verifier_calls": verify_calls[i],
             **{f"{k}_tokens": v for k, v in generations[i].tokens.items()},
             "dropped_passages": len(contexts[i].dropped),
+            "truncated": generations[i].truncated,
         }
         data = answer.model_dump(by_alias=True)
         data.update(elapsed_ms=round(sum(stages.values()), 3), stage_ms=stages, request_cost=cost)

@@ -126,6 +126,9 @@ class Answer(_Record):
     stage_ms: dict[str, float] = Field(default_factory=dict)
     #: calls and tokens spent, retries and verifier passes included
     request_cost: dict[str, Any] = Field(default_factory=dict)
+    #: the exact checks (twinbench.rag.factcheck): required facts stated, forbidden claims
+    #: made, whether the case's evidence reached the prompt, an abstention's two verdicts
+    checks: dict[str, Any] = Field(default_factory=dict)
     #: who gave the claim labels: a human id, "rules:NAME/VERSION", or "judge:MODEL@VERSION"
     labelled_by: str | None = None
     #: how the answer was split into claims (recorded with every answer)

@@ -12,7 +12,8 @@ not 19 September, 0.01 is not 0.001.
 
 **A statement is stated by a text** (`states`) when every key value of the statement is among
 the text's, at least half of the statement's content words (stop words removed, a trailing
-plural "s" dropped) are among the text's, and both or neither are negated ("not", "no",
+plural "s" dropped), and at least two of them (all of them when it has fewer), are among the
+text's, and both or neither are negated ("not", "no",
 "never", "cannot", "n't", "without", "none", "nor"). Required facts are checked against the
 answer's claims (one claim, or two adjacent ones read together); forbidden claims against
 each claim, and a claim that states a required fact does not
@@ -23,7 +24,8 @@ a semantic judgement: a claim that makes a forbidden claim is contradicted (when
 evidence reached the prompt); one that states a required fact whose evidence reached the
 prompt, or whose key values and at least 80% of whose content words (less framing words such
 as "answer", "note", "passage") one prompt passage holds,
-is supported — unless it also brings a key value no prompt passage holds; anything else is
+is supported — unless it also brings a key value no prompt passage holds, or says nothing
+(no key value and no content word beyond the framing words: "The answer is no."); anything else is
 insufficient. Severity: critical for a contradiction on a key
 value, major for any other contradiction or for an unsupported claim that brings key values no
 prompt passage holds (an invented date), minor otherwise. Relevance: 2 when the answer touches
@@ -33,11 +35,13 @@ every required fact's content words (at least half of them), 1 when it touches s
 from __future__ import annotations
 
 import itertools
+import math
 import re
 import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Any
 
 from twinbench.rag.answers import (
     Answer,
@@ -231,7 +235,10 @@ def content_words(text: str) -> frozenset[str]:
     return frozenset(
         _stem(t)
         for t in _tokens(normalise(text))
-        if t not in _STOP and t not in _NEGATION and not any(c.isdigit() for c in t)
+        if t not in _STOP
+        and t not in _NEGATION
+        and any(c.isalpha() for c in t)
+        and not any(c.isdigit() for c in t)
     )
 
 
@@ -250,9 +257,11 @@ def coverage(statement: str, text: str, ignore: frozenset[str] = frozenset()) ->
 
 def states(statement: str, text: str, share: float = STATED_SHARE) -> bool:
     """Whether `text` states `statement` under the published rule (module docstring)."""
+    words = content_words(statement)
+    needed = min(len(words), max(2, math.ceil(share * len(words))))
     return (
         key_values(statement) <= key_values(text)
-        and coverage(statement, text) >= share
+        and len(words & content_words(text)) >= needed
         and negated(statement) == negated(text)
     )
 
@@ -272,6 +281,17 @@ class Checks:
     evidence_reached: bool
     #: when the answer abstained: was it right for the context it was given, and for the case?
     abstention: dict[str, bool] = field(default_factory=dict)
+
+
+def checks_record(answer: Answer, case: Case) -> dict[str, Any]:
+    """The exact checks of `answer` as stored in its `checks` field."""
+    found = exact_checks(answer, case)
+    return {
+        "evidence_reached": found.evidence_reached,
+        "required_facts_stated": found.facts_stated,
+        "forbidden_claims_made": [{"forbidden": f, "claim": c} for f, c in found.forbidden_made],
+        **({"abstention": found.abstention} if found.abstention else {}),
+    }
 
 
 def evidence_ids(case: Case) -> list[str]:
@@ -358,10 +378,12 @@ def _rule_label(claim: Claim, case: Case, shown: Sequence[Passage]) -> Claim:
                 "evidence_quote": next(iter(quotes.values())),
             }
         )
+    says_something = bool(key_values(text) or content_words(text) - _FILLER)
     holding = [
         p
         for p in shown
-        if key_values(text) <= key_values(p.text)
+        if says_something
+        and key_values(text) <= key_values(p.text)
         and coverage(text, p.text, _FILLER) >= SUPPORTED_SHARE
     ]
     if holding:

@@ -48,6 +48,8 @@ class Generation:
     elapsed_ms: float = 0.0
     calls: int = 1
     tokens: dict[str, int] = field(default_factory=dict)
+    #: the generator stopped at its token budget (the last sentence may be unfinished)
+    truncated: bool = False
 
 
 class Generator(Protocol):
@@ -178,7 +180,8 @@ class SmolLM2Generator:
             timed_out = elapsed / 1000 >= self.time_limit_s
             for row, i in enumerate(batch):
                 new = ids[row, width:]
-                ended = bool((new == tokenizer.eos_token_id).any()) or len(new) >= head.max_tokens
+                stopped = bool((new == tokenizer.eos_token_id).any())
+                ended = stopped or len(new) >= head.max_tokens
                 text = tokenizer.decode(new, skip_special_tokens=True).strip()
                 tokens = {"input": lengths[i], "output": int((new != pad).sum())}
                 share = round(elapsed / len(batch), 3)
@@ -190,7 +193,8 @@ class SmolLM2Generator:
                 elif not text:
                     out[i] = Generation("invalid", None, "empty output", share, tokens=tokens)
                 else:
-                    out[i] = Generation("ok", text, None, share, tokens=tokens)
+                    cut = not stopped and len(new) >= head.max_tokens
+                    out[i] = Generation("ok", text, None, share, tokens=tokens, truncated=cut)
         return [out[i] for i in range(len(prompts))]
 
 
@@ -228,7 +232,8 @@ class OpenAIGenerator:
                 continue
             try:
                 content = reply.data["choices"][0]["message"]["content"]
-            except (KeyError, IndexError, TypeError):
+                cut = reply.data["choices"][0].get("finish_reason") == "length"
+            except (KeyError, IndexError, TypeError, AttributeError):
                 out.append(Generation("invalid", None, "reply has no choices[0].message", ms))
                 continue
             if not isinstance(content, str) or not content.strip():
@@ -245,7 +250,7 @@ class OpenAIGenerator:
                     )
                     if isinstance(v, int)
                 }
-            out.append(Generation("ok", content.strip(), None, ms, tokens=tokens))
+            out.append(Generation("ok", content.strip(), None, ms, tokens=tokens, truncated=cut))
         return out
 
 
