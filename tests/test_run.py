@@ -174,3 +174,87 @@ def test_ctrl_c_leaves_a_resumable_run(bench: Path, tmp_path: Path) -> None:
         assert json.loads((out / "run.json").read_text())["status"] == "interrupted"
         assert subprocess.run(args, capture_output=True).returncode == 0
     assert len(read_rows(out / "responses.jsonl")) == 84
+
+
+def test_kill_9_with_64_in_flight_loses_nothing_written_and_repeats_nothing(
+    bench: Path, tmp_path: Path
+) -> None:
+    """A streaming run with 64 requests in flight, killed once 100 are answered and 64 more
+    are held by the server: the 100 written rows survive byte for byte, and the resume sends
+    exactly the 68 keys that were not written, each once."""
+    lock, count, waiting = threading.Lock(), [0], [0]
+    release, full = threading.Event(), threading.Event()
+    answer = systemone_handler(jev=True)
+
+    def handle(path: str, body: Any) -> tuple[int, Any]:
+        with lock:
+            count[0] += 1
+            held = count[0] > 100 and not release.is_set()
+            if held:
+                waiting[0] += 1
+                if waiting[0] == 64:
+                    full.set()
+        if held:
+            release.wait(120)
+        return answer(path, body)
+
+    with serve(handle) as (url, log):
+        out = tmp_path / "wide"
+        args = _jev_run(bench, url, "--permutations", "2", "--out", str(out))
+        args[args.index("--concurrency") + 1] = "64"
+        process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            assert full.wait(120), "the run never had 64 requests in flight"
+            _wait_lines(out / "responses.jsonl", 100)
+        finally:
+            os.kill(process.pid, signal.SIGKILL)
+            process.wait()
+        before = (out / "responses.jsonl").read_bytes()
+        done_before, _ = read_done(out / "responses.jsonl")
+        assert len(done_before) == 100  # every answered request was written; none in flight
+        release.set()
+        sent_before = len(log)
+        finished = subprocess.run(args, capture_output=True, text=True)
+        assert finished.returncode == 0, finished.stderr
+        resent = log[sent_before:]
+    after = (out / "responses.jsonl").read_bytes()
+    assert after.startswith(before)  # nothing written before the kill changed
+    rows = read_rows(out / "responses.jsonl")
+    keys = [(r["item_id"], r["trial"], r["permutation"]) for r in rows]
+    assert len(keys) == len(set(keys)) == 168
+    assert len(resent) == 168 - 100  # only what was not written is sent again
+
+
+def test_a_slow_reply_holds_one_slot_not_a_batch(bench: Path, tmp_path: Path) -> None:
+    """The first request is answered only after 40 others have been (a condition, not a
+    time): with a window of 4 and no batch barrier the other slots keep going. A runner
+    that waited for whole batches would never reach 40 and the hold would run out."""
+    lock, count = threading.Lock(), [0]
+    enough, released_by = threading.Event(), []
+    answer = systemone_handler(jev=True)
+
+    def handle(path: str, body: Any) -> tuple[int, Any]:
+        with lock:
+            count[0] += 1
+            first = count[0] == 1
+        if first:
+            released_by.append("others" if enough.wait(60) else "timeout")
+        else:
+            reply = answer(path, body)
+            with lock:
+                if count[0] >= 41:
+                    enough.set()
+            return reply
+        return answer(path, body)
+
+    with serve(handle) as (url, _):
+        args = _jev_run(bench, url, "--out", str(tmp_path / "run"), "--limit", "50")
+        args[args.index("--concurrency") + 1] = "4"
+        finished = subprocess.run(args, capture_output=True, text=True)
+    assert finished.returncode == 0, finished.stderr
+    assert released_by == ["others"]
+    rows = read_rows(tmp_path / "run" / "responses.jsonl")
+    assert len(rows) == 50
+    # completion order: the held first request is written after the others passed it
+    first_item = read_rows(bench / "items.jsonl")[0]["id"]
+    assert [r["item_id"] for r in rows].index(first_item) >= 40

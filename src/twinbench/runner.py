@@ -1,7 +1,11 @@
 """The runner: send a benchmark's items to a system, append responses, resume where it stopped.
 
-`responses.jsonl` is append-only: each batch is written, flushed and fsynced before the next
-is sent, so a killed run loses at most the batch in flight. On restart the file is read back,
+`responses.jsonl` is append-only. A system that can take requests one at a time (the HTTP
+adapters: `submit`) is **streamed**: a window of `--concurrency` requests stays in flight, with
+no batch barrier, over one pooled connection client, and each response is written, flushed and
+fsynced as it completes (file order is completion order; resume is by key). Other systems
+(local models) get batches of `batch_size`, each written and fsynced before the next is sent.
+A killed run loses only what was in flight. On restart the file is read back,
 a torn last line (from a kill mid-write) is cut off, and every (item, trial, permutation) key
 already answered is skipped. `run.json` records the system card, versions, seeds, timings and
 counts, and is rewritten atomically at the start and the end.
@@ -15,6 +19,7 @@ import platform
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -27,7 +32,7 @@ from twinbench import __version__
 from twinbench.grader import check_response
 from twinbench.jsonl import InputError, dumps_line, load_models, record_dict, sha256_file
 from twinbench.outputs import recover
-from twinbench.records import ChoiceQuestion, Item
+from twinbench.records import ChoiceQuestion, Item, Response
 from twinbench.runrecord import RunRecord, load_run, write_run
 from twinbench.systems.base import Request, System, SystemCard
 
@@ -43,6 +48,11 @@ class RunPlan:
     trials: int = 1
     permutations: int = 1
     batch_size: int = 16
+    #: streaming systems: at most this many requests in flight (default: the system's
+    #: --concurrency); requests per second and estimated prompt tokens per second, at most
+    window: int | None = None
+    max_rps: float | None = None
+    max_tokens_per_s: float | None = None
 
     def tasks(self) -> Iterator[tuple[Item, int, int]]:
         """Every (item, trial, permutation) in sending order."""
@@ -213,6 +223,80 @@ def _batches(pending: Sequence[tuple[Item, int, int]], size: int) -> Iterator[li
         yield [request_for(*key) for key in pending[start : start + size]]
 
 
+def streams(system: System) -> bool:
+    """Whether `system` can take requests one at a time as futures (HTTP adapters)."""
+    return callable(getattr(system, "submit", None)) and bool(getattr(system, "streams", True))
+
+
+class _Pace:
+    """Waits so that requests (and estimated prompt tokens, 4 characters a token) stay
+    under the plan's rates; no limits, no waiting."""
+
+    def __init__(self, rps: float | None, tps: float | None) -> None:
+        self.rps, self.tps = rps, tps
+        self.next_at = time.monotonic()
+
+    def wait(self, request: Request) -> None:
+        if self.rps is None and self.tps is None:
+            return
+        now = time.monotonic()
+        if self.next_at > now:
+            time.sleep(self.next_at - now)
+        step = 0.0
+        if self.rps:
+            step = max(step, 1.0 / self.rps)
+        if self.tps:
+            tokens = (len(request.state) + len(request.question.instructions)) / 4
+            step = max(step, tokens / self.tps)
+        self.next_at = max(now, self.next_at) + step
+
+
+def _stream(
+    system: System,
+    pending: Sequence[tuple[Item, int, int]],
+    plan: RunPlan,
+    write: Callable[[Sequence[Response]], None],
+) -> None:
+    """Keep a window of requests in flight; write each response as it completes.
+
+    No batch barrier: a slow reply holds one slot, not a batch. On Ctrl-C nothing new is
+    sent, the requests in flight are awaited (each is bounded by the system's own deadline)
+    and written, then the interrupt goes on.
+    """
+    submit = system.submit  # type: ignore[attr-defined]
+    options = getattr(system, "options", None)
+    window = plan.window or getattr(options, "concurrency", None) or plan.batch_size
+    pace = _Pace(plan.max_rps, plan.max_tokens_per_s)
+    queue = iter(pending)
+    inflight: set[Future[Response]] = set()
+
+    def top_up() -> None:
+        while len(inflight) < window:
+            key = next(queue, None)
+            if key is None:
+                return
+            request = request_for(*key)
+            pace.wait(request)
+            inflight.update(submit([request]))
+
+    try:
+        top_up()
+        while inflight:
+            done, _ = wait(inflight, return_when=FIRST_COMPLETED)
+            inflight.difference_update(done)
+            write([f.result() for f in done])
+            top_up()
+    except KeyboardInterrupt:
+        if inflight:
+            done, _ = wait(inflight)
+            write([f.result() for f in done if not f.cancelled() and f.exception() is None])
+        raise
+    finally:
+        close = getattr(system, "close", None)
+        if callable(close):
+            close()
+
+
 def run(
     system: System,
     plan: RunPlan,
@@ -247,14 +331,21 @@ def run(
     total = len(pending)
     try:
         with responses_path.open("ab") as handle:
-            for batch in _batches(pending, plan.batch_size):
-                responses = system.respond(batch)
+
+            def write(responses: Sequence[Response]) -> None:
+                nonlocal sent
                 handle.write(b"".join(dumps_line(record_dict(r)) for r in responses))
                 handle.flush()
                 os.fsync(handle.fileno())
-                sent += len(batch)
+                sent += len(responses)
                 if progress:
                     progress(sent, total)
+
+            if streams(system):
+                _stream(system, pending, plan, write)
+            else:
+                for batch in _batches(pending, plan.batch_size):
+                    write(system.respond(batch))
     except KeyboardInterrupt:
         seconds = round(time.perf_counter() - started, 3)
         update = {"status": "interrupted", "sent_this_session": sent}

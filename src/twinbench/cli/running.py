@@ -92,8 +92,24 @@ def run(
         int, typer.Option(min=1, help="Option orders per item (order 0 is the stored one)")
     ] = 1,
     limit: Annotated[int | None, typer.Option(min=1, help="Only the first N items")] = None,
-    concurrency: Annotated[int, typer.Option(min=1, help="Parallel requests (HTTP systems)")] = 4,
-    batch_size: Annotated[int, typer.Option(min=1, help="Items per system call")] = 16,
+    concurrency: Annotated[
+        int,
+        typer.Option(
+            min=1, help="Requests in flight for HTTP systems (a streaming window, no batches)"
+        ),
+    ] = 4,
+    max_rps: Annotated[
+        float | None, typer.Option(min=0.001, help="At most this many requests per second")
+    ] = None,
+    max_tokens_per_s: Annotated[
+        float | None,
+        typer.Option(
+            min=1.0, help="At most this many prompt tokens per second (estimated: 4 chars each)"
+        ),
+    ] = None,
+    batch_size: Annotated[
+        int, typer.Option(min=1, help="Items per call for local systems (batched by length)")
+    ] = 16,
     seed: Annotated[
         int, typer.Option(help="Seed for seeded systems (e.g. always-answer:random)")
     ] = 0,
@@ -126,7 +142,14 @@ def run(
         benchmark_languages=tuple(sorted({i.language for i in items})),
     )
     chosen = make_system(system, options)
-    plan = RunPlan(items, trials=trials, permutations=permutations, batch_size=batch_size)
+    plan = RunPlan(
+        items,
+        trials=trials,
+        permutations=permutations,
+        batch_size=batch_size,
+        max_rps=max_rps,
+        max_tokens_per_s=max_tokens_per_s,
+    )
     meta = _run_system(chosen, plan, out, seed, benchmark)
     counts = ", ".join(f"{k} {v}" for k, v in (meta.counts or {}).items())
     console.print(

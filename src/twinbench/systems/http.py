@@ -24,10 +24,11 @@ import asyncio
 import email.utils
 import json
 import math
+import threading
 import time
 import zlib
 from collections.abc import Callable, Coroutine, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -136,6 +137,46 @@ class Exchange:
     elapsed_ms: float
 
 
+_LOCK = threading.Lock()
+
+
+def _first(future: Future[list[Response]]) -> Future[Response]:
+    """A Future of a one-request group's only Response."""
+    out: Future[Response] = Future()
+
+    def done(f: Future[list[Response]]) -> None:
+        try:
+            out.set_result(f.result()[0])
+        except BaseException as exc:  # cancelled, or a bug: hand it on
+            out.set_exception(exc)
+
+    future.add_done_callback(done)
+    return out
+
+
+def per_request(
+    groups: Sequence[list[Request]], futures: Sequence[Future[list[Response]]]
+) -> dict[tuple[str, int, int], Future[Response]]:
+    """One Future per request (keyed by item, trial, permutation) from one per group."""
+    out: dict[tuple[str, int, int], Future[Response]] = {}
+    for group, future in zip(groups, futures, strict=True):
+        mine = {(r.item_id, r.trial, r.permutation): Future[Response]() for r in group}
+        out.update(mine)
+
+        def done(f: Future[list[Response]], mine: dict[Any, Future[Response]] = mine) -> None:
+            try:
+                answered = {(r.item_id, r.trial, r.permutation): r for r in f.result()}
+            except BaseException as exc:  # cancelled, or a bug: hand it on
+                for waiting in mine.values():
+                    waiting.set_exception(exc)
+                return
+            for key, waiting in mine.items():
+                waiting.set_result(answered[key])
+
+        future.add_done_callback(done)
+    return out
+
+
 def _text(data: bytes) -> str:
     return data.decode("utf-8", errors="replace")
 
@@ -146,6 +187,7 @@ class HttpClient:
     def __init__(self, options: SystemOptions, system: str) -> None:
         self.options = options
         self.endpoint = endpoint(options, system)
+        self._loop: tuple[asyncio.AbstractEventLoop, httpx.AsyncClient] | None = None
 
     async def _call(self, client: httpx.AsyncClient, url: str, body: Any) -> _Got | tuple[str, str]:
         """One call with its retries: a reply, or (status, error) of a call that got none.
@@ -277,11 +319,38 @@ class HttpClient:
 
         async def main() -> list[Exchange]:
             gate = asyncio.Semaphore(self.options.concurrency)
-            timeout = httpx.Timeout(self.options.timeout_s)
-            async with httpx.AsyncClient(timeout=timeout, headers=self.endpoint.headers) as client:
+            async with self._client() as client:
                 return list(await asyncio.gather(*(one(client, gate, p, b) for p, b in calls)))
 
         return _run(main())
+
+    async def _group(
+        self,
+        client: httpx.AsyncClient,
+        group: list[Request],
+        path: Callable[[list[Request]], str],
+        body: Callable[[list[Request]], Any],
+        parse: GroupParse,
+        system: str,
+    ) -> list[Response]:
+        """One group's call, parsed: one Response per request, failures as statuses."""
+        started = time.perf_counter()
+        try:
+            got = await self._one(client, self.endpoint.url(path(group)), body(group))
+            out = self._outcome(group, got, parse, system, started)
+        except Exception as exc:  # a bug or an odd server: a status, never a crash
+            error = self.endpoint.redact_text(f"{type(exc).__name__}: {exc}")
+            out = [failure(r, system, "error", error, started=started) for r in group]
+        return [self.endpoint.clean(r) for r in out]
+
+    def _client(self) -> httpx.AsyncClient:
+        """A pooled client with room for `concurrency` connections (httpx's default is 100)."""
+        size = self.options.concurrency
+        return httpx.AsyncClient(
+            timeout=httpx.Timeout(self.options.timeout_s),
+            headers=self.endpoint.headers,
+            limits=httpx.Limits(max_connections=size, max_keepalive_connections=size),
+        )
 
     def post_groups(
         self,
@@ -300,22 +369,77 @@ class HttpClient:
             client: httpx.AsyncClient, gate: asyncio.Semaphore, group: list[Request]
         ) -> list[Response]:
             async with gate:
-                started = time.perf_counter()
-                try:
-                    got = await self._one(client, self.endpoint.url(path(group)), body(group))
-                    out = self._outcome(group, got, parse, system, started)
-                except Exception as exc:  # a bug or an odd server: a status, never a crash
-                    error = self.endpoint.redact_text(f"{type(exc).__name__}: {exc}")
-                    out = [failure(r, system, "error", error, started=started) for r in group]
-                return [self.endpoint.clean(r) for r in out]
+                return await self._group(client, group, path, body, parse, system)
 
         async def main() -> list[list[Response]]:
             gate = asyncio.Semaphore(self.options.concurrency)
-            timeout = httpx.Timeout(self.options.timeout_s)
-            async with httpx.AsyncClient(timeout=timeout, headers=self.endpoint.headers) as client:
+            async with self._client() as client:
                 return list(await asyncio.gather(*(one(client, gate, g) for g in groups)))
 
         return _run(main())
+
+    def submit_groups(
+        self,
+        groups: Sequence[list[Request]],
+        path: Callable[[list[Request]], str],
+        body: Callable[[list[Request]], Any],
+        parse: GroupParse,
+        system: str,
+    ) -> list[Future[list[Response]]]:
+        """Start one call per group now; a Future per group (the streaming runner's path).
+
+        The calls run on this client's own event loop in a daemon thread, over one pooled
+        connection client kept for the client's life, so a run opens its connections once. The
+        caller bounds how many are in flight (the runner keeps a window of `concurrency`)."""
+        loop, client = self._background()
+        return [
+            asyncio.run_coroutine_threadsafe(
+                self._group(client, group, path, body, parse, system), loop
+            )
+            for group in groups
+        ]
+
+    def submit_all(
+        self,
+        requests: Sequence[Request],
+        path: Callable[[Request], str],
+        body: Callable[[Request], Any],
+        parse: Parse,
+        system: str,
+    ) -> list[Future[Response]]:
+        """submit_groups with one request per call: a Future per request."""
+        futures = self.submit_groups(
+            [[r] for r in requests],
+            lambda g: path(g[0]),
+            lambda g: body(g[0]),
+            lambda g, data, ms: [parse(g[0], data, ms)],
+            system,
+        )
+        return [_first(f) for f in futures]
+
+    def _background(self) -> tuple[asyncio.AbstractEventLoop, httpx.AsyncClient]:
+        with _LOCK:
+            if self._loop is None:
+                loop = asyncio.new_event_loop()
+                thread = threading.Thread(target=loop.run_forever, daemon=True)
+                thread.start()
+
+                async def make() -> httpx.AsyncClient:
+                    return self._client()
+
+                client = asyncio.run_coroutine_threadsafe(make(), loop).result()
+                self._loop = (loop, client)
+            return self._loop
+
+    def close(self) -> None:
+        """Close the streaming client and stop its loop (a no-op when none was started)."""
+        with _LOCK:
+            if self._loop is None:
+                return
+            loop, client = self._loop
+            self._loop = None
+        asyncio.run_coroutine_threadsafe(client.aclose(), loop).result()
+        loop.call_soon_threadsafe(loop.stop)
 
     def post_all(
         self,

@@ -11,6 +11,7 @@ answer has a null reason and is one of the listed answers, exactly as listed.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import Future
 from typing import Any
 
 from twinbench.records import NoulQuestion, ReasonCode, Response
@@ -187,6 +188,40 @@ class OpenAICompatibleSystem:
             for i, res in zip(refused, again, strict=True):
                 out[i] = res
         return out
+
+    def submit(self, requests: Sequence[Request]) -> list[Future[Response]]:
+        """Start each request now (streaming runs); a refusal that names response_format
+        switches to the llama.cpp form once and sends that request again."""
+        return [self._submit_one(r) for r in requests]
+
+    def _submit_one(self, request: Request) -> Future[Response]:
+        used_llama = self.llama_cpp_format
+        (first,) = self.http.submit_all(
+            [request], lambda r: PATH, self._body, self._parse, self.card.name
+        )
+        out: Future[Response] = Future()
+
+        def done(f: Future[Response]) -> None:
+            try:
+                got = f.result()
+            except BaseException as exc:  # cancelled, or a bug: hand it on
+                out.set_exception(exc)
+                return
+            refused = got.status in ("rejected", "error") and "response_format" in (got.error or "")
+            if refused and not used_llama:
+                self.llama_cpp_format = True
+                self._submit_one(request).add_done_callback(
+                    lambda again: out.set_result(again.result())
+                )
+                return
+            out.set_result(got)
+
+        first.add_done_callback(done)
+        return out
+
+    def close(self) -> None:
+        """Close the streaming connection pool."""
+        self.http.close()
 
 
 def factory(arg: str | None, options: SystemOptions) -> OpenAICompatibleSystem:

@@ -23,12 +23,13 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
+from concurrent.futures import Future
 from typing import Any
 
 from twinbench.jsonl import InputError
 from twinbench.records import ChoiceQuestion, NoulQuestion, ReasonCode, Response
 from twinbench.systems.base import Request, SystemCard, SystemOptions, failure, response
-from twinbench.systems.http import HttpClient
+from twinbench.systems.http import HttpClient, per_request
 from twinbench.systems.prompt import answer_choices
 from twinbench.systems.wire import OffContract, flag, index, mapping, real
 
@@ -193,6 +194,19 @@ class SystemOneSystem:
         )
         by_id = {(r.item_id, r.trial, r.permutation): r for group in answered for r in group}
         return [by_id[(r.item_id, r.trial, r.permutation)] for r in requests]
+
+    def submit(self, requests: Sequence[Request]) -> list[Future[Response]]:
+        """Start every request's call now (streaming runs); one Future per request."""
+        groups = self._groups(requests)
+        futures = self.http.submit_groups(
+            groups, self._path, self._body, self._parse, self.card.name
+        )
+        keyed = per_request(groups, futures)
+        return [keyed[(r.item_id, r.trial, r.permutation)] for r in requests]
+
+    def close(self) -> None:
+        """Close the streaming connection pool."""
+        self.http.close()
 
 
 def laya(arg: str | None, options: SystemOptions) -> SystemOneSystem:

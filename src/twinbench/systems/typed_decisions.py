@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from concurrent.futures import Future
 from dataclasses import asdict
 from typing import Any
 
@@ -117,6 +118,23 @@ class TypedDecisionsSystem:
             usage = mapping(usage, "usage")
         answer = mapping(mapping(data.get("answers"), "answers").get("q"), "answer")
         return self._typed(request, answer, latency_ms, usage)
+
+    @property
+    def streams(self) -> bool:
+        """Whether this instance talks to a server (only then can calls be streamed)."""
+        return self.http is not None
+
+    def submit(self, requests: Sequence[Request]) -> list[Future[Response]]:
+        """Start each server call now (streaming runs; server mode only)."""
+        if self.http is None:
+            raise TypeError("typed-decisions runs in-process here; use respond()")
+        return self.http.submit_all(
+            requests,
+            lambda r: PATH,
+            lambda r: {"state": r.state, "questions": {"q": wire_question(r)}},
+            self._reply,
+            self.card.name,
+        )
 
     def respond(self, requests: Sequence[Request]) -> list[Response]:
         if self.http is not None:
