@@ -53,13 +53,25 @@ class RunPlan:
     window: int | None = None
     max_rps: float | None = None
     max_tokens_per_s: float | None = None
+    #: (I, N): only the tasks at plan positions p with p % N == I
+    shard: tuple[int, int] | None = None
 
-    def tasks(self) -> Iterator[tuple[Item, int, int]]:
-        """Every (item, trial, permutation) in sending order."""
+    def all_tasks(self) -> Iterator[tuple[Item, int, int]]:
+        """Every (item, trial, permutation) of the whole plan, in plan order."""
         for trial in range(self.trials):
             for permutation in range(self.permutations):
                 for item in self.items:
                     yield item, trial, permutation
+
+    def tasks(self) -> Iterator[tuple[Item, int, int]]:
+        """This run's tasks in sending order (its shard's slice of the plan, if sharded)."""
+        if self.shard is None:
+            yield from self.all_tasks()
+            return
+        index, count = self.shard
+        for position, task in enumerate(self.all_tasks()):
+            if position % count == index:
+                yield task
 
 
 def load_benchmark(folder: Path, limit: int | None = None) -> list[Item]:
@@ -191,6 +203,7 @@ def check_resume(out: Path, record: RunRecord) -> None:
         ("--trials", old.trials, record.trials),
         ("--permutations", old.permutations, record.permutations),
         ("benchmark items", old.items_sha256, record.items_sha256),
+        ("--shard", old.shard, record.shard),
     )
     for what, before, now in checks:
         if before == now:
@@ -320,6 +333,7 @@ def run(
         items_sha256=items_digest(plan.items),
         status="running",
         benchmark=None if benchmark is None else str(benchmark.resolve()),
+        shard=None if plan.shard is None else f"{plan.shard[0]}/{plan.shard[1]}",
     )
     check_resume(out, record)
     done, _ = read_done(responses_path, system.card.name)

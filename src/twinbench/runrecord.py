@@ -42,6 +42,10 @@ class RunRecord(BaseModel):
     counts: dict[str, int] | None = None
     responses: int | None = Field(None, ge=0)
     source: str | None = None
+    #: "I/N": this run is slice I of N of the plan (task positions p with p % N == I)
+    shard: str | None = Field(None, pattern=r"^\d+/\d+$")
+    #: the shard folders a merged run was made from, in shard order
+    merged_from: list[str] | None = None
 
     @field_validator("system")
     @classmethod

@@ -98,6 +98,10 @@ def run(
             min=1, help="Requests in flight for HTTP systems (a streaming window, no batches)"
         ),
     ] = 4,
+    shard: Annotated[
+        str | None,
+        typer.Option(help="Run only slice I/N of the plan (merge the N shards with `merge`)"),
+    ] = None,
     max_rps: Annotated[
         float | None, typer.Option(min=0.001, help="At most this many requests per second")
     ] = None,
@@ -126,6 +130,7 @@ def run(
     ] = 30.0,
 ) -> None:
     """Run a system on a benchmark; resumable (the same command continues a stopped run)."""
+    from twinbench.merging import parse_shard
     from twinbench.runner import RunPlan, load_benchmark
     from twinbench.systems import make_system
 
@@ -149,12 +154,35 @@ def run(
         batch_size=batch_size,
         max_rps=max_rps,
         max_tokens_per_s=max_tokens_per_s,
+        shard=None if shard is None else parse_shard(shard),
     )
     meta = _run_system(chosen, plan, out, seed, benchmark)
     counts = ", ".join(f"{k} {v}" for k, v in (meta.counts or {}).items())
     console.print(
         f"{chosen.card.name}: {meta.responses} responses ({counts}) in {out / 'responses.jsonl'}"
     )
+
+
+@app.command()
+@user_errors
+def merge(
+    shards: Annotated[list[Path], typer.Argument(help="The shard run folders (any order)")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for the merged run")],
+    benchmark: Annotated[
+        Path | None,
+        typer.Option("--benchmark", "-b", help="The benchmark (default: the one the shards name)"),
+    ] = None,
+) -> None:
+    """Merge the N shards of one plan (`run --shard I/N`) into one run folder.
+
+    Checks that they share the system card, seed, trials, permutations and items, that each of
+    0..N-1 is there once and finished, and that each holds exactly its slice; writes
+    responses.jsonl in plan order and a run.json naming the shards.
+    """
+    from twinbench.merging import merge as merge_shards
+
+    record = merge_shards(shards, out, benchmark)
+    console.print(f"merged {len(shards)} shards: {record.responses} responses into {out}")
 
 
 @app.command("eval")

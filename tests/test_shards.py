@@ -1,0 +1,154 @@
+"""Shards of one plan merge into the run a single process writes; bad merges are refused."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from conftest import read_rows
+from twinbench.builder import build
+from twinbench.cli import app
+from twinbench.runner import RunPlan, load_benchmark
+
+
+@pytest.fixture(scope="module")
+def bench(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("bench")
+    build(out, per_generator=2)
+    return out
+
+
+def _run(runner: CliRunner, bench: Path, out: Path, *extra: str) -> None:
+    args = [
+        "run",
+        "-b",
+        str(bench),
+        "-s",
+        "always-answer:random",
+        "--seed",
+        "3",
+        "--trials",
+        "2",
+        "--permutations",
+        "2",
+        "--out",
+        str(out),
+        *extra,
+    ]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+
+
+def _strip(rows: list[dict]) -> list[dict]:
+    return [{k: v for k, v in r.items() if k != "latency_ms"} for r in rows]
+
+
+def test_shards_partition_the_plan(bench: Path) -> None:
+    items = load_benchmark(bench)
+    plan = RunPlan(items, trials=2, permutations=3)
+    everything = [(i.id, t, p) for i, t, p in plan.all_tasks()]
+    slices = [
+        [(i.id, t, p) for i, t, p in RunPlan(items, 2, 3, shard=(k, 4)).tasks()] for k in range(4)
+    ]
+    assert sorted(k for s in slices for k in s) == sorted(everything)  # disjoint, complete
+    assert [len(s) for s in slices] == [len(everything[k::4]) for k in range(4)]
+    assert slices[1] == everything[1::4]
+
+
+def test_merged_shards_equal_a_single_process_run(bench: Path, tmp_path: Path) -> None:
+    runner = CliRunner()
+    _run(runner, bench, tmp_path / "single")
+    for k in range(3):
+        _run(runner, bench, tmp_path / f"s{k}", "--shard", f"{k}/3")
+    shards = [str(tmp_path / f"s{k}") for k in (2, 0, 1)]  # any order
+    result = runner.invoke(app, ["merge", *shards, "--out", str(tmp_path / "merged")])
+    assert result.exit_code == 0, result.output
+    single = read_rows(tmp_path / "single" / "responses.jsonl")
+    merged = read_rows(tmp_path / "merged" / "responses.jsonl")
+    assert _strip(merged) == _strip(single)  # the same rows in the same (plan) order
+    graded = runner.invoke(
+        app,
+        [
+            "grade",
+            "--items",
+            str(bench / "items.jsonl"),
+            "--responses",
+            str(tmp_path / "merged" / "responses.jsonl"),
+            "--json",
+        ],
+    )
+    alone = runner.invoke(
+        app,
+        [
+            "grade",
+            "--items",
+            str(bench / "items.jsonl"),
+            "--responses",
+            str(tmp_path / "single" / "responses.jsonl"),
+            "--json",
+        ],
+    )
+    assert graded.exit_code == alone.exit_code == 0
+    assert graded.output.replace("merged", "X") == alone.output.replace("single", "X")
+
+
+def test_bad_merges_are_refused(bench: Path, tmp_path: Path) -> None:
+    runner = CliRunner()
+    for k in range(2):
+        _run(runner, bench, tmp_path / f"s{k}", "--shard", f"{k}/2")
+    missing = runner.invoke(app, ["merge", str(tmp_path / "s0"), "--out", str(tmp_path / "m1")])
+    assert missing.exit_code == 2
+    assert "shards 0/2 are not each of 0..1 of 2 once" in missing.output
+    twice = runner.invoke(
+        app, ["merge", str(tmp_path / "s0"), str(tmp_path / "s0"), "--out", str(tmp_path / "m2")]
+    )
+    assert twice.exit_code == 2
+    other = tmp_path / "other"
+    args = [
+        "run",
+        "-b",
+        str(bench),
+        "-s",
+        "always-answer:random",
+        "--seed",
+        "4",
+        "--trials",
+        "2",
+        "--permutations",
+        "2",
+        "--out",
+        str(other),
+        "--shard",
+        "1/2",
+    ]
+    assert runner.invoke(app, args).exit_code == 0
+    mixed = runner.invoke(
+        app, ["merge", str(tmp_path / "s0"), str(other), "--out", str(tmp_path / "m3")]
+    )
+    assert mixed.exit_code == 2
+    assert "another plan (seed differs" in mixed.output
+    resumed = runner.invoke(
+        app,
+        [
+            "run",
+            "-b",
+            str(bench),
+            "-s",
+            "always-answer:random",
+            "--seed",
+            "3",
+            "--trials",
+            "2",
+            "--permutations",
+            "2",
+            "--out",
+            str(tmp_path / "s0"),
+            "--shard",
+            "1/2",
+        ],
+    )
+    assert resumed.exit_code == 2
+    assert "resuming needs the same --shard" in resumed.output
+    assert not (tmp_path / "m1").exists() and not (tmp_path / "m3").exists()
