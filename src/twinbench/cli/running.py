@@ -15,6 +15,7 @@ from twinbench.cli.common import (
     parse_languages,
     user_errors,
 )
+from twinbench.jsonl import InputError
 
 if TYPE_CHECKING:
     from rich.progress import Progress
@@ -98,6 +99,14 @@ def run(
             min=1, help="Requests in flight for HTTP systems (a streaming window, no batches)"
         ),
     ] = 4,
+    executor: Annotated[
+        str,
+        typer.Option(
+            help="local (this process) or ray[=ADDRESS]: the plan's --shards as Ray tasks, "
+            "merged into --out (a local Ray cluster when no ADDRESS is given)"
+        ),
+    ] = "local",
+    shards: Annotated[int, typer.Option(min=1, help="Shards for --executor ray")] = 2,
     shard: Annotated[
         str | None,
         typer.Option(help="Run only slice I/N of the plan (merge the N shards with `merge`)"),
@@ -156,7 +165,26 @@ def run(
         max_tokens_per_s=max_tokens_per_s,
         shard=None if shard is None else parse_shard(shard),
     )
-    meta = _run_system(chosen, plan, out, seed, benchmark)
+    if executor == "ray" or executor.startswith("ray="):
+        from twinbench.distributed import run_on_ray
+
+        if shard is not None:
+            raise InputError("--shard and --executor ray do not go together (Ray makes the shards)")
+        address = executor.partition("=")[2] or None
+        meta = run_on_ray(
+            system,
+            options,
+            plan,
+            out,
+            shards=shards,
+            benchmark=benchmark,
+            address=address,
+            seed=seed,
+        )
+    elif executor == "local":
+        meta = _run_system(chosen, plan, out, seed, benchmark)
+    else:
+        raise InputError(f"--executor {executor!r}: expected local or ray[=ADDRESS]")
     counts = ", ".join(f"{k} {v}" for k, v in (meta.counts or {}).items())
     console.print(
         f"{chosen.card.name}: {meta.responses} responses ({counts}) in {out / 'responses.jsonl'}"
