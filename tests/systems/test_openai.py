@@ -134,3 +134,70 @@ def test_api_key_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> 
     assert (out[0].status, out[0].answer) == ("ok", "billing")
     assert seen[0]["model"] == "gpt-test"
     assert seen[0]["response_format"]["type"] == "json_schema"
+
+
+def _logprob_reply(content: str, tokens: list[tuple[str, list[tuple[str, float]]]]) -> Any:
+    """A chat reply whose logprobs.content lists `tokens` (token, top candidates), the
+    OpenAI wire format: {"token", "logprob", "bytes", "top_logprobs": [{"token", "logprob"}]}."""
+    reply = chat_reply(content)
+    reply["choices"][0]["logprobs"] = {
+        "content": [
+            {
+                "token": token,
+                "logprob": top[0][1] if top else 0.0,
+                "bytes": list(token.encode()),
+                "top_logprobs": [{"token": t, "logprob": lp, "bytes": None} for t, lp in top],
+            }
+            for token, top in tokens
+        ]
+    }
+    return reply
+
+
+def test_logprobs_give_an_endpoint_confidence_and_probabilities() -> None:
+    import math
+
+    content = '{"abstain": false, "reason": null, "answer": "billing"}'
+    # tokens as a server splits them; the abstain value: false 0.8, true 0.2; the answer's
+    # first token: "bill" 0.6, "sales" 0.3, "technical" 0.1
+    ln = math.log
+    tokens = [
+        ('{"abstain": ', []),
+        ("false", [("false", ln(0.8)), ("true", ln(0.2))]),
+        (', "reason": null, "answer": "', []),
+        ("bill", [("bill", ln(0.6)), ("sales", ln(0.3)), ("technical", ln(0.1))]),
+        ("ing", []),
+        ('"}', []),
+    ]
+    seen: list[Any] = []
+
+    def handle(path: str, body: Any) -> tuple[int, Any]:
+        seen.append(body)
+        return 200, _logprob_reply(content, tokens)
+
+    with serve(handle) as (url, _):
+        options = SystemOptions(base_url=url, logprobs=True)
+        system = make_system("openai", options)
+        (res,) = system.respond([TICKET])
+    assert seen[0]["logprobs"] is True and seen[0]["top_logprobs"] == 10
+    assert (res.status, res.answer) == ("ok", "billing")
+    # (1 - 0.2) x 0.6 / (0.6 + 0.3 + 0.1) = 0.48
+    assert res.confidence == pytest.approx(0.48)
+    assert res.probabilities == pytest.approx(
+        {"billing": 0.48, "technical support": 0.08, "sales": 0.24}
+    )
+    assert system.card.confidences
+
+
+def test_without_logprobs_in_the_reply_there_is_no_confidence() -> None:
+    def handle(path: str, body: Any) -> tuple[int, Any]:
+        return 200, chat_reply('{"abstain": false, "reason": null, "answer": "billing"}')
+
+    with serve(handle) as (url, _):
+        (res,) = make_system("openai", SystemOptions(base_url=url, logprobs=True)).respond([TICKET])
+    assert (res.status, res.answer, res.confidence, res.probabilities) == (
+        "ok",
+        "billing",
+        None,
+        None,
+    )

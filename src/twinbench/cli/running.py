@@ -137,6 +137,13 @@ def run(
             min=0.1, help="Deadline per HTTP call in seconds, retries and their waits included"
         ),
     ] = 30.0,
+    logprobs: Annotated[
+        bool,
+        typer.Option(
+            help="openai: ask for the answer tokens' log-probabilities (vLLM, SGLang, "
+            "llama.cpp return them) and read confidences from them"
+        ),
+    ] = False,
 ) -> None:
     """Run a system on a benchmark; resumable (the same command continues a stopped run)."""
     from twinbench.merging import parse_shard
@@ -154,6 +161,7 @@ def run(
         concurrency=concurrency,
         seed=seed,
         benchmark_languages=tuple(sorted({i.language for i in items})),
+        logprobs=logprobs,
     )
     chosen = make_system(system, options)
     plan = RunPlan(

@@ -46,6 +46,8 @@ class SystemOptions(BaseModel):
     max_reply_bytes: int = Field(8 * 1024 * 1024, ge=1024)
     seed: int = 0
     benchmark_languages: tuple[str, ...] = ("en",)
+    #: ask an OpenAI-compatible server for the answer tokens' log-probabilities
+    logprobs: bool = False
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,8 @@ answer has a null reason and is one of the listed answers, exactly as listed.
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Sequence
 from concurrent.futures import Future
 from typing import Any
@@ -21,6 +23,7 @@ from twinbench.systems.prompt import ABSTAIN_TEXT, answer_choices
 from twinbench.systems.wire import OffContract, flag, loads, mapping
 
 PATH = "/chat/completions"
+TOP_LOGPROBS = 10
 REASON_CODES = {code.value for code in ReasonCode}
 
 INSTRUCTIONS = (
@@ -85,6 +88,13 @@ def messages(request: Request) -> list[dict[str, str]]:
 DECISION_KEYS = {"abstain", "reason", "answer"}
 
 
+def _same(option: Any, answer: Any) -> bool:
+    """Whether a choice's typed answer is the parsed one (a yes/no label's P(yes) is 1 or 0)."""
+    if isinstance(option, bool):
+        return bool(answer == (1.0 if option else 0.0))
+    return bool(option == answer)
+
+
 def read_decision(request: Request, data: Any) -> tuple[ReasonCode | None, Any]:
     """(reason, None) for an abstention, (None, typed answer) for an answer; raises
     OffContract for anything the object-root schema does not allow."""
@@ -109,10 +119,104 @@ def read_decision(request: Request, data: Any) -> tuple[ReasonCode | None, Any]:
     return None, choice.answer
 
 
+def _spans(tokens: list[Any]) -> list[tuple[int, int, list[tuple[str, float]]]] | None:
+    """(start, end, top candidates) per generated token; None when they are not text."""
+    out, at = [], 0
+    for entry in tokens:
+        if not isinstance(entry, dict) or not isinstance(entry.get("token"), str):
+            return None
+        top = [
+            (c["token"], float(c["logprob"]))
+            for c in entry.get("top_logprobs") or []
+            if isinstance(c, dict)
+            and isinstance(c.get("token"), str)
+            and isinstance(c.get("logprob"), int | float)
+            and math.isfinite(c["logprob"])
+        ]
+        out.append((at, at + len(entry["token"]), top))
+        at += len(entry["token"])
+    return out
+
+
+def _value_mass(
+    content: str,
+    spans: list[tuple[int, int, list[tuple[str, float]]]],
+    key: str,
+    values: list[str],
+    quoted: bool,
+) -> dict[str, float] | None:
+    """Probability mass per value at the token where `key`'s value begins (each candidate
+    token counted for the one value it can start; candidates that fit several are left out)."""
+    found = re.search(rf'"{key}"\s*:\s*' + ('"' if quoted else ""), content)
+    if found is None:
+        return None
+    start = found.end()
+    at = next((s for s in spans if s[0] <= start < s[1] or (s[0] == start)), None)
+    if at is None or not at[2]:
+        return None
+    before = content[at[0] : start]
+    mass = dict.fromkeys(values, 0.0)
+    for token, logprob in at[2]:
+        if not token.startswith(before):
+            continue
+        rest = token[len(before) :]
+        if quoted:
+            rest = rest.split('"')[0] if '"' in rest else rest
+        if not rest:
+            continue
+        fits = [v for v in values if v.startswith(rest) or (quoted and rest == v)]
+        if len(fits) == 1:
+            mass[fits[0]] += math.exp(logprob)
+    return mass if sum(mass.values()) > 0 else None
+
+
+def logprob_confidence(
+    request: Request, content: str, tokens: Any, abstained: bool, chosen: str | None
+) -> tuple[float, dict[str, float]] | None:
+    """(confidence, probabilities) from the answer's token log-probabilities, or None.
+
+    P(abstain) is read where the `abstain` value starts (true vs false); the split among
+    answers where the `answer` string starts (or among reason codes where `reason` starts,
+    for an abstention). Each is renormalised over the values its top candidates can begin;
+    the probability of an answer is (1 − P(abstain)) × its share. Only the top candidates the
+    server returned count, so this is a lower-resolution view than the embedded model's."""
+    spans = _spans(tokens) if isinstance(tokens, list) else None
+    if spans is None or "".join(content[a:b] for a, b, _ in spans) != content:
+        return None
+    flag = _value_mass(content, spans, "abstain", ["true", "false"], quoted=False)
+    if flag is None:
+        return None
+    p_abstain = flag["true"] / (flag["true"] + flag["false"])
+    probabilities: dict[str, float] = {}
+    if abstained:
+        codes = [c.value for c in ReasonCode]
+        split = _value_mass(content, spans, "reason", codes, quoted=True)
+        if split is None:
+            return None
+        total = sum(split.values())
+        for code in codes:
+            probabilities[f"abstain:{code}"] = round(p_abstain * split[code] / total, 6)
+        return round(p_abstain, 6), probabilities
+    labels = answer_labels(request)
+    split = _value_mass(content, spans, "answer", labels, quoted=True)
+    if split is None or chosen not in split:
+        return None
+    total = sum(split.values())
+    for label in labels:
+        probabilities[label] = round((1 - p_abstain) * split[label] / total, 6)
+    return probabilities[chosen], probabilities
+
+
 def parse_decision(
-    request: Request, content: str, system: str, latency_ms: float, usage: Any = None
+    request: Request,
+    content: str,
+    system: str,
+    latency_ms: float,
+    usage: Any = None,
+    tokens: Any = None,
 ) -> Response:
-    """Turn the model's JSON text into a Response (`invalid` when outside the schema)."""
+    """Turn the model's JSON text into a Response (`invalid` when outside the schema);
+    with the reply's token log-probabilities, its confidence and probabilities too."""
     try:
         data = loads(content)
     except (TypeError, ValueError):
@@ -121,7 +225,17 @@ def parse_decision(
         reason, answer = read_decision(request, data)
     except OffContract as exc:
         return failure(request, system, "invalid", f"output outside the schema: {exc}", raw=content)
-    common = {"raw": content, "latency_ms": latency_ms, "usage": usage}
+    common: dict[str, Any] = {"raw": content, "latency_ms": latency_ms, "usage": usage}
+    if tokens is not None:
+        chosen = None
+        if reason is None:
+            chosen = next(
+                (c.text for c in answer_choices(request.question) if _same(c.answer, answer)),
+                None,
+            )
+        read = logprob_confidence(request, content, tokens, reason is not None, chosen)
+        if read is not None:
+            common["confidence"], common["probabilities"] = read
     if reason is not None:
         return response(request, system, abstain=True, reason=reason, **common)
     return response(request, system, abstain=False, answer=answer, **common)
@@ -140,9 +254,15 @@ class OpenAICompatibleSystem:
             version=self.model,
             languages=("en",),
             max_options=255,
-            confidences=False,
+            confidences=options.logprobs,
             abstains=True,
-            notes=f"OpenAI-compatible chat at {self.http.endpoint.shown(PATH)}",
+            notes=f"OpenAI-compatible chat at {self.http.endpoint.shown(PATH)}; "
+            + (
+                f"confidences from the answer tokens' top {TOP_LOGPROBS} log-probabilities"
+                " (none where the server returns no logprobs)"
+                if options.logprobs
+                else "no confidences (add --logprobs where the server returns them)"
+            ),
         )
 
     def _body(self, request: Request) -> dict[str, Any]:
@@ -161,6 +281,7 @@ class OpenAICompatibleSystem:
             "temperature": 0.0,
             "max_tokens": 96,
             "response_format": fmt,
+            **({"logprobs": True, "top_logprobs": TOP_LOGPROBS} if self.options.logprobs else {}),
         }
 
     def _parse(self, request: Request, data: Any, latency_ms: float) -> Response:
@@ -171,7 +292,11 @@ class OpenAICompatibleSystem:
             raise OffContract(f"message content is {type(content).__name__}, not a string")
         if usage is not None and not isinstance(usage, dict):
             raise OffContract(f"usage is {type(usage).__name__}, not an object")
-        return parse_decision(request, content, self.card.name, round(latency_ms, 3), usage)
+        tokens = None
+        if self.options.logprobs:
+            logprobs = mapping(data["choices"][0], "choice").get("logprobs")
+            tokens = logprobs.get("content") if isinstance(logprobs, dict) else None
+        return parse_decision(request, content, self.card.name, round(latency_ms, 3), usage, tokens)
 
     def respond(self, requests: Sequence[Request]) -> list[Response]:
         out = self.http.post_all(requests, lambda r: PATH, self._body, self._parse, self.card.name)
