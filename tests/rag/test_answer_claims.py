@@ -296,3 +296,27 @@ def test_a_claim_that_says_nothing_is_never_supported():
     # a short statement needs two content words in common, not one ("null" alone)
     assert not states("Use IS NULL.", "WHERE x = NULL is a left outer join.")
     assert states("Use IS NULL.", "You should use IS NULL instead.")
+
+
+def test_the_hand_labelled_smollm2_answers_are_scored_against_the_rules():
+    """docs/data/rag-author-labels.jsonl: 19 real SmolLM2 answers labelled by hand. The
+    agreement report's kappa is recomputed here from its own confusion table."""
+    import importlib.util
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[2] / "scripts" / "rag_labeller_agreement.py"
+    spec = importlib.util.spec_from_file_location("agreement_script", script)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    report = module.measure()
+    claims = report["claims"]
+    table = claims["confusion"]["table"]
+    n = sum(map(sum, table))
+    assert n == claims["matched"] == 29 and claims["unmatched"] == 0
+    p_o = sum(table[i][i] for i in range(3)) / n
+    rows = [sum(r) / n for r in table]
+    cols = [sum(table[i][j] for i in range(3)) / n for j in range(3)]
+    p_e = sum(r * c for r, c in zip(rows, cols, strict=True))
+    assert claims["agreement"] == pytest.approx(p_o)
+    assert claims["kappa"] == pytest.approx((p_o - p_e) / (1 - p_e))

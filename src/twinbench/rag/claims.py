@@ -8,7 +8,7 @@ dropped. Citation markers are square
 brackets holding passage ids or prompt numbers, separated by commas or semicolons: `[2]`,
 `[notes-17]`, `[1, 3]`, `[1][2]`. A marker that opens a sentence belongs to the sentence before
 it ("... 14 March. [1] Late ..."). Markers are removed from the claim text; a sentence left
-without a word of two letters is not a claim.
+without a word of two letters, or one that ends with "?", is not a claim.
 
 Citation scope (`CitationScope`): `sentence` gives each claim the markers of its own sentence;
 `answer` gives every claim every marker in the answer.
@@ -119,8 +119,8 @@ def split_claims(
     for piece in pieces:
         text = re.sub(r"\s+", " ", _MARKER.sub("", piece)).strip()
         text = re.sub(r"\s+([.,;:!?])", r"\1", text)
-        if not _WORD.search(text):
-            continue
+        if not _WORD.search(text) or text.endswith("?"):
+            continue  # no words, or a question (an echo of the question is not a claim)
         tokens = markers(piece) if scope == CitationScope.SENTENCE else everywhere
         cited: list[str] = []
         for token in tokens:

@@ -24,9 +24,10 @@ a semantic judgement: a claim that makes a forbidden claim is contradicted (when
 evidence reached the prompt); one that states a required fact whose evidence reached the
 prompt, or whose key values and at least 80% of whose content words (less framing words such
 as "answer", "note", "passage") one prompt passage holds,
-is supported — unless it also brings a key value no prompt passage holds, or says nothing
-(no key value and no content word beyond the framing words: "The answer is no."); anything else is
-insufficient. Severity: critical for a contradiction on a key
+is supported — unless it also brings a key value no prompt passage holds, or has no content
+word beyond the framing words ("The answer is no."; a bare value such as "The answer is: 18
+September" is supported only when the case's own evidence passage in the prompt holds it);
+anything else is insufficient. Severity: critical for a contradiction on a key
 value, major for any other contradiction or for an unsupported claim that brings key values no
 prompt passage holds (an invented date), minor otherwise. Relevance: 2 when the answer touches
 every required fact's content words (at least half of them), 1 when it touches some, 0 none.
@@ -378,11 +379,24 @@ def _rule_label(claim: Claim, case: Case, shown: Sequence[Passage]) -> Claim:
                 "evidence_quote": next(iter(quotes.values())),
             }
         )
-    says_something = bool(key_values(text) or content_words(text) - _FILLER)
+    words = content_words(text) - _FILLER
+    if not words and key_values(text) and quotes:
+        # a bare value ("The answer is: 18 September"): supported only by the case's evidence
+        holding = [
+            p for p in shown if p.passage_id in quotes and key_values(text) <= key_values(p.text)
+        ]
+        if holding:
+            return claim.model_copy(
+                update={
+                    "support_label": SupportLabel.SUPPORTED,
+                    "evidence_ids": [p.passage_id for p in holding],
+                    "evidence_quote": quotes[holding[0].passage_id],
+                }
+            )
     holding = [
         p
         for p in shown
-        if says_something
+        if words
         and key_values(text) <= key_values(p.text)
         and coverage(text, p.text, _FILLER) >= SUPPORTED_SHARE
     ]
