@@ -1,4 +1,4 @@
-"""`twinbench rag …`: evidence contracts, retrieval, retrieval metrics.
+"""`twinbench rag …`: evidence contracts, retrieval and its metrics, answers, labels, ablations.
 
 Each area registers its commands on `rag_app` from its own module (rag_cases, rag_metrics,
 rag_retrieval), imported at the end of this one.
@@ -11,7 +11,8 @@ import typer
 from twinbench.cli.common import app
 
 rag_app = typer.Typer(
-    help="RAG evidence evaluation: validate cases, retrieve, score rankings.",
+    help="RAG evidence evaluation: validate cases, retrieve, score rankings, answer with "
+    "citations, label claims (rules, judges, people) and ablate.",
     no_args_is_help=True,
 )
 app.add_typer(rag_app, name="rag")

@@ -35,6 +35,7 @@ from typing import Any, Final
 from twinbench.jsonl import InputError, dumps_line, iter_json_lines, record_dict
 from twinbench.rag.answers import Answer, AnswerStatus, CitationScope, Claim
 from twinbench.rag.claims import CLAIM_RULE, sentences, split_claims
+from twinbench.rag.factcheck import checks_record
 from twinbench.rag.generation import Generation, Generator, Prompt
 from twinbench.rag.records import Case, Passage
 
@@ -348,6 +349,8 @@ def answer_cases(
             "truncated": generations[i].truncated,
         }
         data = answer.model_dump(by_alias=True)
+        if answer.status == AnswerStatus.OK:
+            data["checks"] = checks_record(answer, case)
         data.update(elapsed_ms=round(sum(stages.values()), 3), stage_ms=stages, request_cost=cost)
         out.append(Answer.model_validate(data))
     return out
