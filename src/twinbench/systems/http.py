@@ -21,13 +21,14 @@ the URL credentials and those parameters are redacted from every stored error an
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import email.utils
 import json
 import math
 import threading
 import time
 import zlib
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -44,6 +45,8 @@ __all__ = ["Exchange", "HttpClient", "OffContract", "loads", "retry_after"]
 T = TypeVar("T")
 
 REJECTED = (400, 413, 422)
+#: the most connections one httpx pool holds (more clients share a larger window)
+POOL = 16
 ERROR_EXCERPT = 300
 
 Parse = Callable[[Request, Any, float], Response]
@@ -140,6 +143,28 @@ class Exchange:
 _LOCK = threading.Lock()
 
 
+class _Pools:
+    """Several pooled clients; a call takes the one with the fewest calls in flight (used
+    only on its event loop's thread, so the counts need no lock)."""
+
+    def __init__(self, clients: list[httpx.AsyncClient]) -> None:
+        self.clients = clients
+        self.busy = [0] * len(clients)
+
+    @contextlib.contextmanager
+    def least_busy(self) -> Iterator[httpx.AsyncClient]:
+        n = min(range(len(self.clients)), key=self.busy.__getitem__)
+        self.busy[n] += 1
+        try:
+            yield self.clients[n]
+        finally:
+            self.busy[n] -= 1
+
+    async def aclose(self) -> None:
+        for client in self.clients:
+            await client.aclose()
+
+
 def _first(future: Future[list[Response]]) -> Future[Response]:
     """A Future of a one-request group's only Response."""
     out: Future[Response] = Future()
@@ -187,7 +212,7 @@ class HttpClient:
     def __init__(self, options: SystemOptions, system: str) -> None:
         self.options = options
         self.endpoint = endpoint(options, system)
-        self._loop: tuple[asyncio.AbstractEventLoop, httpx.AsyncClient] | None = None
+        self._loop: tuple[asyncio.AbstractEventLoop, _Pools] | None = None
 
     async def _call(self, client: httpx.AsyncClient, url: str, body: Any) -> _Got | tuple[str, str]:
         """One call with its retries: a reply, or (status, error) of a call that got none.
@@ -302,15 +327,13 @@ class HttpClient:
         The generic form (no Request/Response): RAG generation and judges read the JSON reply
         themselves. A timeout is its own status here ("timeout"), never "error"."""
 
-        async def one(
-            client: httpx.AsyncClient, gate: asyncio.Semaphore, path: str, body: Any
-        ) -> Exchange:
+        async def one(pools: _Pools, gate: asyncio.Semaphore, path: str, body: Any) -> Exchange:
             async with gate:
                 started = time.perf_counter()
                 try:
-                    return self._classify(
-                        await self._one(client, self.endpoint.url(path), body), started
-                    )
+                    with pools.least_busy() as client:
+                        got = await self._one(client, self.endpoint.url(path), body)
+                    return self._classify(got, started)
                 except Exception as exc:  # a bug or an odd server: a status, never a crash
                     error = self.endpoint.redact_text(f"{type(exc).__name__}: {exc}")
                     return Exchange(
@@ -319,14 +342,17 @@ class HttpClient:
 
         async def main() -> list[Exchange]:
             gate = asyncio.Semaphore(self.options.concurrency)
-            async with self._client() as client:
-                return list(await asyncio.gather(*(one(client, gate, p, b) for p, b in calls)))
+            pools = self._pools()
+            try:
+                return list(await asyncio.gather(*(one(pools, gate, p, b) for p, b in calls)))
+            finally:
+                await pools.aclose()
 
         return _run(main())
 
     async def _group(
         self,
-        client: httpx.AsyncClient,
+        pools: _Pools,
         group: list[Request],
         path: Callable[[list[Request]], str],
         body: Callable[[list[Request]], Any],
@@ -336,21 +362,36 @@ class HttpClient:
         """One group's call, parsed: one Response per request, failures as statuses."""
         started = time.perf_counter()
         try:
-            got = await self._one(client, self.endpoint.url(path(group)), body(group))
+            with pools.least_busy() as client:
+                got = await self._one(client, self.endpoint.url(path(group)), body(group))
             out = self._outcome(group, got, parse, system, started)
         except Exception as exc:  # a bug or an odd server: a status, never a crash
             error = self.endpoint.redact_text(f"{type(exc).__name__}: {exc}")
             out = [failure(r, system, "error", error, started=started) for r in group]
         return [self.endpoint.clean(r) for r in out]
 
-    def _client(self) -> httpx.AsyncClient:
-        """A pooled client with room for `concurrency` connections (httpx's default is 100)."""
+    def _pools(self) -> _Pools:
+        return _Pools(self._clients())
+
+    def _clients(self) -> list[httpx.AsyncClient]:
+        """Pooled clients with room for `concurrency` connections in all, at most POOL each.
+
+        One httpx pool slows down sharply past a few dozen connections (its pool bookkeeping
+        grows with the pool: httpx issue #3215); measured here, one pool of 64 ran 45
+        requests/s where four pools of 16 ran 250 (docs/benchmarks.md). Each call takes the
+        client with the fewest calls in flight (`_Pools`), so a pool full of slow calls never
+        queues a call that another pool could send now."""
         size = self.options.concurrency
-        return httpx.AsyncClient(
-            timeout=httpx.Timeout(self.options.timeout_s),
-            headers=self.endpoint.headers,
-            limits=httpx.Limits(max_connections=size, max_keepalive_connections=size),
-        )
+        count = -(-size // POOL)
+        per = -(-size // count)
+        return [
+            httpx.AsyncClient(
+                timeout=httpx.Timeout(self.options.timeout_s),
+                headers=self.endpoint.headers,
+                limits=httpx.Limits(max_connections=per, max_keepalive_connections=per),
+            )
+            for _ in range(count)
+        ]
 
     def post_groups(
         self,
@@ -366,15 +407,18 @@ class HttpClient:
         """
 
         async def one(
-            client: httpx.AsyncClient, gate: asyncio.Semaphore, group: list[Request]
+            pools: _Pools, gate: asyncio.Semaphore, group: list[Request]
         ) -> list[Response]:
             async with gate:
-                return await self._group(client, group, path, body, parse, system)
+                return await self._group(pools, group, path, body, parse, system)
 
         async def main() -> list[list[Response]]:
             gate = asyncio.Semaphore(self.options.concurrency)
-            async with self._client() as client:
-                return list(await asyncio.gather(*(one(client, gate, g) for g in groups)))
+            pools = self._pools()
+            try:
+                return list(await asyncio.gather(*(one(pools, gate, g) for g in groups)))
+            finally:
+                await pools.aclose()
 
         return _run(main())
 
@@ -391,10 +435,10 @@ class HttpClient:
         The calls run on this client's own event loop in a daemon thread, over one pooled
         connection client kept for the client's life, so a run opens its connections once. The
         caller bounds how many are in flight (the runner keeps a window of `concurrency`)."""
-        loop, client = self._background()
+        loop, pools = self._background()
         return [
             asyncio.run_coroutine_threadsafe(
-                self._group(client, group, path, body, parse, system), loop
+                self._group(pools, group, path, body, parse, system), loop
             )
             for group in groups
         ]
@@ -417,28 +461,28 @@ class HttpClient:
         )
         return [_first(f) for f in futures]
 
-    def _background(self) -> tuple[asyncio.AbstractEventLoop, httpx.AsyncClient]:
+    def _background(self) -> tuple[asyncio.AbstractEventLoop, _Pools]:
         with _LOCK:
             if self._loop is None:
                 loop = asyncio.new_event_loop()
                 thread = threading.Thread(target=loop.run_forever, daemon=True)
                 thread.start()
 
-                async def make() -> httpx.AsyncClient:
-                    return self._client()
+                async def make() -> _Pools:
+                    return self._pools()
 
-                client = asyncio.run_coroutine_threadsafe(make(), loop).result()
-                self._loop = (loop, client)
+                pools = asyncio.run_coroutine_threadsafe(make(), loop).result()
+                self._loop = (loop, pools)
             return self._loop
 
     def close(self) -> None:
-        """Close the streaming client and stop its loop (a no-op when none was started)."""
+        """Close the streaming clients and stop their loop (a no-op when none was started)."""
         with _LOCK:
             if self._loop is None:
                 return
-            loop, client = self._loop
+            loop, pools = self._loop
             self._loop = None
-        asyncio.run_coroutine_threadsafe(client.aclose(), loop).result()
+        asyncio.run_coroutine_threadsafe(pools.aclose(), loop).result()
         loop.call_soon_threadsafe(loop.stop)
 
     def post_all(
