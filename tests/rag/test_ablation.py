@@ -10,7 +10,8 @@ import pytest
 from typer.testing import CliRunner
 
 from twinbench.cli import app
-from twinbench.rag.ablation import ablation_html, ablation_markdown, stratified, summarise
+from twinbench.rag.ablation import stratified, summarise
+from twinbench.rag.ablation_report import ablation_html, ablation_markdown
 from twinbench.rag.answers import Answer, AnswerStatus, Claim, Severity, SupportLabel
 from twinbench.rag.records import Case
 

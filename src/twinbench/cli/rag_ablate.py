@@ -105,12 +105,8 @@ def ablate_command(
     malformed reply leaves its answer unlabelled (counted), never a zero.
     """
     from twinbench.jsonl import InputError
-    from twinbench.rag.ablation import (
-        agreement_line,
-        run_ablation,
-        terminal_cells,
-        terminal_pairs,
-    )
+    from twinbench.rag.ablation import run_ablation
+    from twinbench.rag.ablation_report import agreement_line, terminal_cells, terminal_pairs
     from twinbench.rag.answering import Budget
     from twinbench.rag.answers import CitationScope
     from twinbench.rag.corpus import COURSE_NOTES
