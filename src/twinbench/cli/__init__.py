@@ -1,6 +1,13 @@
 """The `twinbench` command line: one module per group of commands, one shared app."""
 
-from twinbench.cli import building, files, rag, reporting, running  # noqa: F401  (registers commands)
+from twinbench.cli import (  # noqa: F401  (registers commands)
+    building,
+    files,
+    integrations,
+    rag,
+    reporting,
+    running,
+)
 from twinbench.cli.common import app
 
 

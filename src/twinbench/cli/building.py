@@ -139,20 +139,57 @@ def build(
 @app.command("import")
 @user_errors
 def import_source(
-    kind: Annotated[str, typer.Argument(help="squad2, mnli, xnli, falseqa or arcticqa")],
-    path: Annotated[
+    kind: Annotated[
         str,
         typer.Argument(
-            help="The official file (arcticqa: the release folder), or hf:NAME[:CONFIG[:SPLIT]] "
-            "(a hub dataset or a local datasets folder)"
+            help="squad2, mnli, xnli, falseqa, arcticqa (datasets); inspect, lm-eval (runs of "
+            "those tools); or hf:DIR (a benchmark written by `twinbench export hf`)"
         ),
     ],
-    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for items.jsonl + manifest")],
+    out: Annotated[
+        Path,
+        typer.Option("--out", "-o", help="Folder for items.jsonl + manifest (runs: the run folder)"),
+    ],
+    path: Annotated[
+        str | None,
+        typer.Argument(
+            help="The official file (arcticqa: the release folder), or hf:NAME[:CONFIG[:SPLIT]] "
+            "(a hub dataset or a local datasets folder); inspect: the eval log; lm-eval: the "
+            "samples_*.jsonl file"
+        ),
+    ] = None,
     seed: Annotated[int, typer.Option(help="Seed for distractors and option order")] = 0,
+    benchmark: Annotated[
+        Path | None,
+        typer.Option(
+            "--benchmark",
+            "-b",
+            help="inspect, lm-eval: the benchmark the run answered (default: the one it names)",
+        ),
+    ] = None,
 ) -> None:
-    """Import a public dataset from its official file format into item pairs."""
+    """Import a public dataset, a twinbench benchmark from Parquet, or another tool's run."""
     from twinbench.importing import import_arcticqa, import_dataset
 
+    if kind.startswith("hf:") and path is None:
+        from twinbench.integrations.hf import import_hf
+
+        console.print(import_hf(Path(kind[3:]), out).summary())
+        return
+    if path is None:
+        raise InputError(f"import {kind}: give the file to import")
+    if kind in ("inspect", "lm-eval"):
+        if kind == "inspect":
+            from twinbench.integrations.inspect import import_inspect as reader
+        else:
+            from twinbench.integrations.lm_eval import import_lm_eval as reader
+        record = reader(Path(path), out, benchmark)
+        counts = ", ".join(f"{k} {v}" for k, v in (record.counts or {}).items())
+        console.print(
+            f"imported {record.responses} responses ({counts}) of {record.system.name} into "
+            f"{out / 'responses.jsonl'}; grade with twinbench report"
+        )
+        return
     if kind == "arcticqa":
         done = import_arcticqa(Path(path), out)
         console.print(
