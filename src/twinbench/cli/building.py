@@ -148,7 +148,9 @@ def import_source(
     ],
     out: Annotated[
         Path,
-        typer.Option("--out", "-o", help="Folder for items.jsonl + manifest (runs: the run folder)"),
+        typer.Option(
+            "--out", "-o", help="Folder for items.jsonl + manifest (runs: the run folder)"
+        ),
     ],
     path: Annotated[
         str | None,
@@ -180,10 +182,13 @@ def import_source(
         raise InputError(f"import {kind}: give the file to import")
     if kind in ("inspect", "lm-eval"):
         if kind == "inspect":
-            from twinbench.integrations.inspect import import_inspect as reader
+            from twinbench.integrations.inspect import import_inspect
+
+            record = import_inspect(Path(path), out, benchmark)
         else:
-            from twinbench.integrations.lm_eval import import_lm_eval as reader
-        record = reader(Path(path), out, benchmark)
+            from twinbench.integrations.lm_eval import import_lm_eval
+
+            record = import_lm_eval(Path(path), out, benchmark)
         counts = ", ".join(f"{k} {v}" for k, v in (record.counts or {}).items())
         console.print(
             f"imported {record.responses} responses ({counts}) of {record.system.name} into "
