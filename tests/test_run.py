@@ -258,3 +258,81 @@ def test_a_slow_reply_holds_one_slot_not_a_batch(bench: Path, tmp_path: Path) ->
     # completion order: the held first request is written after the others passed it
     first_item = read_rows(bench / "items.jsonl")[0]["id"]
     assert [r["item_id"] for r in rows].index(first_item) >= 40
+
+
+def test_a_local_system_with_a_sort_key_gets_batches_in_that_order(tmp_path: Path) -> None:
+    """The runner orders a batch system's requests by its sort_key (the embedded model's token
+    count), so each batch holds prompts of one length; the file holds every item once."""
+    from collections.abc import Sequence
+
+    from twinbench.records import Response
+    from twinbench.runner import RunPlan, run
+    from twinbench.systems.base import Request, SystemCard, response
+
+    items = build(tmp_path / "bench", per_generator=3).public
+    seen: list[list[int]] = []
+
+    class Lengthy:
+        card = SystemCard(name="lengthy", languages=("en",))
+
+        def sort_key(self, request: Request) -> int:
+            return len(request.state)
+
+        def respond(self, requests: Sequence[Request]) -> list[Response]:
+            seen.append([len(r.state) for r in requests])
+            return [response(r, "lengthy", abstain=True) for r in requests]
+
+    run(Lengthy(), RunPlan(items, batch_size=4), tmp_path / "run")
+    flat = [n for batch in seen for n in batch]
+    assert flat == sorted(len(i.state) for i in items)
+    assert max(len(b) for b in seen) == 4
+    rows = read_rows(tmp_path / "run/responses.jsonl")
+    assert sorted(r["item_id"] for r in rows) == sorted(i.id for i in items)
+
+
+def test_ctrl_c_drains_the_requests_in_flight(bench: Path, tmp_path: Path) -> None:
+    """Ctrl-C with 8 requests held in flight: the run says it waits for them, sends nothing
+    new, and writes all 8 once answered, so everything the server was asked is on disk; the
+    resume sends only what was never asked."""
+    lock, count, waiting = threading.Lock(), [0], [0]
+    release, full = threading.Event(), threading.Event()
+    answer = systemone_handler(jev=True)
+
+    def handle(path: str, body: Any) -> tuple[int, Any]:
+        with lock:
+            count[0] += 1
+            held = count[0] > 6 and not release.is_set()
+            if held:
+                waiting[0] += 1
+                if waiting[0] == 8:
+                    full.set()
+        if held:
+            release.wait(120)
+        return answer(path, body)
+
+    with serve(handle) as (url, log):
+        out = tmp_path / "run"
+        args = _jev_run(bench, url, "--out", str(out))
+        args[args.index("--concurrency") + 1] = "8"
+        process = subprocess.Popen(
+            args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+        )
+        assert full.wait(120), "the run never had 8 requests in flight"
+        _wait_lines(out / "responses.jsonl", 6)
+        process.send_signal(signal.SIGINT)
+        assert process.stderr is not None
+        line = process.stderr.readline()  # printed once the interrupt is handled
+        while line and "waiting for" not in line:  # the progress bar's last state comes first
+            line = process.stderr.readline()
+        assert "waiting for the 8 requests in flight" in line
+        release.set()
+        rest = process.stderr.read()
+        process.wait(timeout=120)
+        assert process.returncode == 130, rest
+        asked = len(log)
+        assert asked == 14  # 6 answered, 8 in flight; nothing sent after the Ctrl-C
+        assert len(read_rows(out / "responses.jsonl")) == 14  # and all 14 are written
+        assert json.loads((out / "run.json").read_text())["status"] == "interrupted"
+        assert subprocess.run(args, capture_output=True).returncode == 0
+        assert len(log) - asked == 84 - 14
+    assert len(read_rows(out / "responses.jsonl")) == 84

@@ -4,7 +4,8 @@
 adapters: `submit`) is **streamed**: a window of `--concurrency` requests stays in flight, with
 no batch barrier, over one pooled connection client, and each response is written, flushed and
 fsynced as it completes (file order is completion order; resume is by key). Other systems
-(local models) get batches of `batch_size`, each written and fsynced before the next is sent.
+(local models) get batches of `batch_size`, each written and fsynced before the next is sent;
+a system with a `sort_key(request)` (the embedded model: token count) gets them in that order.
 A killed run loses only what was in flight. On restart the file is read back,
 a torn last line (from a kill mid-write) is cut off, and every (item, trial, permutation) key
 already answered is skipped. `run.json` records the system card, versions, seeds, timings and
@@ -269,12 +270,14 @@ def _stream(
     pending: Sequence[tuple[Item, int, int]],
     plan: RunPlan,
     write: Callable[[Sequence[Response]], None],
+    notice: Callable[[str], None] | None = None,
 ) -> None:
     """Keep a window of requests in flight; write each response as it completes.
 
     No batch barrier: a slow reply holds one slot, not a batch. On Ctrl-C nothing new is
     sent, the requests in flight are awaited (each is bounded by the system's own deadline)
-    and written, then the interrupt goes on.
+    and written (`notice` is told how many first), then the interrupt goes on; a second
+    Ctrl-C stops the wait (what was in flight is sent again on resume).
     """
     submit = system.submit  # type: ignore[attr-defined]
     options = getattr(system, "options", None)
@@ -301,6 +304,11 @@ def _stream(
             top_up()
     except KeyboardInterrupt:
         if inflight:
+            if notice:
+                notice(
+                    f"interrupted: waiting for the {len(inflight)} requests in flight to be "
+                    "answered and written (Ctrl-C again to stop now)"
+                )
             done, _ = wait(inflight)
             write([f.result() for f in done if not f.cancelled() and f.exception() is None])
         raise
@@ -318,8 +326,12 @@ def run(
     seed: int = 0,
     progress: Progress | None = None,
     benchmark: Path | None = None,
+    notice: Callable[[str], None] | None = None,
 ) -> RunRecord:
-    """Run `plan` against `system` into `out`; returns the final run record (run.json)."""
+    """Run `plan` against `system` into `out`; returns the final run record (run.json).
+
+    `progress(sent, total)` follows the run; `notice` gets a line when a Ctrl-C waits for
+    the requests in flight."""
     out.mkdir(parents=True, exist_ok=True)
     recover(out)
     responses_path = out / "responses.jsonl"
@@ -356,8 +368,11 @@ def run(
                     progress(sent, total)
 
             if streams(system):
-                _stream(system, pending, plan, write)
+                _stream(system, pending, plan, write, notice)
             else:
+                sort_key = getattr(system, "sort_key", None)
+                if callable(sort_key):  # local models: batches of one length, little padding
+                    pending.sort(key=lambda task: sort_key(request_for(*task)))
                 for batch in _batches(pending, plan.batch_size):
                     write(system.respond(batch))
     except KeyboardInterrupt:

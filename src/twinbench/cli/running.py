@@ -67,8 +67,20 @@ def _run_system(
             rate = f"{sent / elapsed:.2f} items/s" if elapsed > 0 else ""
             bar.update(task, completed=started[1] + sent, rate=rate)
 
+        def notice(line: str) -> None:
+            bar.stop()
+            errors.print(line)
+
         try:
-            return run_plan(system, plan, out, seed=seed, progress=progress, benchmark=benchmark)
+            return run_plan(
+                system,
+                plan,
+                out,
+                seed=seed,
+                progress=progress,
+                benchmark=benchmark,
+                notice=notice,
+            )
         except KeyboardInterrupt:
             bar.stop()
             errors.print(
