@@ -21,14 +21,10 @@ the URL credentials and those parameters are redacted from every stored error an
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import email.utils
 import json
-import math
 import threading
 import time
-import zlib
-from collections.abc import Callable, Coroutine, Iterator, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -38,84 +34,19 @@ import httpx
 from twinbench.records import Response
 from twinbench.systems.base import Request, SystemOptions, failure
 from twinbench.systems.endpoint import endpoint
+from twinbench.systems.http_pool import POOL, Pools, first_of, per_request
+from twinbench.systems.http_reply import Got, Undecodable, read_reply, retry_after
 from twinbench.systems.wire import OffContract, loads
 
-__all__ = ["Exchange", "HttpClient", "OffContract", "loads", "retry_after"]
+__all__ = ["Exchange", "HttpClient", "OffContract", "loads", "per_request", "retry_after"]
 
 T = TypeVar("T")
 
 REJECTED = (400, 413, 422)
-#: the most connections one httpx pool holds (more clients share a larger window)
-POOL = 16
 ERROR_EXCERPT = 300
 
 Parse = Callable[[Request, Any, float], Response]
 GroupParse = Callable[[list[Request], Any, float], list[Response]]
-
-
-@dataclass(frozen=True)
-class _Got:
-    """A reply read to its end, or to just past the read cap."""
-
-    status: int
-    headers: httpx.Headers
-    data: bytes
-    over_cap: bool
-
-
-class _Undecodable(Exception):
-    pass
-
-
-def _decoder(encoding: str) -> Any:
-    encoding = encoding.strip().lower()
-    if encoding in ("", "identity"):
-        return None
-    if encoding in ("gzip", "x-gzip"):
-        return zlib.decompressobj(16 + zlib.MAX_WBITS)
-    if encoding == "deflate":
-        return zlib.decompressobj()
-    raise _Undecodable(f"unsupported Content-Encoding {encoding!r}")
-
-
-async def _exchange(client: httpx.AsyncClient, url: str, body: Any, auth: Any, cap: int) -> _Got:
-    """POST `body`; read the (decompressed) reply up to `cap` + 1 bytes."""
-    async with client.stream("POST", url, json=body, auth=auth) as reply:
-        decoder = _decoder(reply.headers.get("Content-Encoding", ""))
-        chunks: list[bytes] = []
-        size = 0
-        async for raw in reply.aiter_raw():
-            pending = raw
-            while pending and size <= cap:
-                if decoder is None:
-                    piece, pending = pending[: cap + 1 - size], b""
-                else:
-                    try:
-                        piece = decoder.decompress(pending, cap + 1 - size)
-                    except zlib.error as exc:
-                        raise _Undecodable(f"cannot decompress the reply: {exc}") from None
-                    pending = decoder.unconsumed_tail
-                chunks.append(piece)
-                size += len(piece)
-            if size > cap:
-                break
-        return _Got(reply.status_code, reply.headers, b"".join(chunks), size > cap)
-
-
-def retry_after(headers: httpx.Headers) -> float | None:
-    """Seconds a Retry-After header asks to wait (delay-seconds or an HTTP-date), if any."""
-    value = headers.get("Retry-After", "").strip()
-    if not value:
-        return None
-    try:
-        seconds = float(value)
-    except ValueError:
-        try:
-            when = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError):
-            return None
-        seconds = when.timestamp() - time.time()
-    return max(0.0, seconds) if math.isfinite(seconds) else None
 
 
 def _run(job: Coroutine[Any, Any, T]) -> T:
@@ -143,65 +74,6 @@ class Exchange:
 _LOCK = threading.Lock()
 
 
-class _Pools:
-    """Several pooled clients; a call takes the one with the fewest calls in flight (used
-    only on its event loop's thread, so the counts need no lock)."""
-
-    def __init__(self, clients: list[httpx.AsyncClient]) -> None:
-        self.clients = clients
-        self.busy = [0] * len(clients)
-
-    @contextlib.contextmanager
-    def least_busy(self) -> Iterator[httpx.AsyncClient]:
-        n = min(range(len(self.clients)), key=self.busy.__getitem__)
-        self.busy[n] += 1
-        try:
-            yield self.clients[n]
-        finally:
-            self.busy[n] -= 1
-
-    async def aclose(self) -> None:
-        for client in self.clients:
-            await client.aclose()
-
-
-def _first(future: Future[list[Response]]) -> Future[Response]:
-    """A Future of a one-request group's only Response."""
-    out: Future[Response] = Future()
-
-    def done(f: Future[list[Response]]) -> None:
-        try:
-            out.set_result(f.result()[0])
-        except BaseException as exc:  # cancelled, or a bug: hand it on
-            out.set_exception(exc)
-
-    future.add_done_callback(done)
-    return out
-
-
-def per_request(
-    groups: Sequence[list[Request]], futures: Sequence[Future[list[Response]]]
-) -> dict[tuple[str, int, int], Future[Response]]:
-    """One Future per request (keyed by item, trial, permutation) from one per group."""
-    out: dict[tuple[str, int, int], Future[Response]] = {}
-    for group, future in zip(groups, futures, strict=True):
-        mine = {(r.item_id, r.trial, r.permutation): Future[Response]() for r in group}
-        out.update(mine)
-
-        def done(f: Future[list[Response]], mine: dict[Any, Future[Response]] = mine) -> None:
-            try:
-                answered = {(r.item_id, r.trial, r.permutation): r for r in f.result()}
-            except BaseException as exc:  # cancelled, or a bug: hand it on
-                for waiting in mine.values():
-                    waiting.set_exception(exc)
-                return
-            for key, waiting in mine.items():
-                waiting.set_result(answered[key])
-
-        future.add_done_callback(done)
-    return out
-
-
 def _text(data: bytes) -> str:
     return data.decode("utf-8", errors="replace")
 
@@ -212,9 +84,9 @@ class HttpClient:
     def __init__(self, options: SystemOptions, system: str) -> None:
         self.options = options
         self.endpoint = endpoint(options, system)
-        self._loop: tuple[asyncio.AbstractEventLoop, _Pools] | None = None
+        self._loop: tuple[asyncio.AbstractEventLoop, Pools] | None = None
 
-    async def _call(self, client: httpx.AsyncClient, url: str, body: Any) -> _Got | tuple[str, str]:
+    async def _call(self, client: httpx.AsyncClient, url: str, body: Any) -> Got | tuple[str, str]:
         """One call with its retries: a reply, or (status, error) of a call that got none.
 
         The retry loop is written here rather than with tenacity: a wait is bounded by what is
@@ -227,12 +99,12 @@ class HttpClient:
         for attempt in range(options.retries + 1):
             wait: float | None = None
             try:
-                got = await _exchange(client, url, body, auth, options.max_reply_bytes)
+                got = await read_reply(client, url, body, auth, options.max_reply_bytes)
             except httpx.TimeoutException:
                 raise TimeoutError from None
             except httpx.TransportError as exc:
                 cause = f"connection failed: {type(exc).__name__}: {exc}".rstrip(": ")
-            except _Undecodable as exc:
+            except Undecodable as exc:
                 return "invalid", str(exc)
             else:
                 if got.status != 429 and got.status < 500:
@@ -250,7 +122,7 @@ class HttpClient:
             await asyncio.sleep(pause)
         raise AssertionError("unreachable")
 
-    def _excerpt(self, got: _Got) -> str:
+    def _excerpt(self, got: Got) -> str:
         """The start of a non-2xx body, redacted (a JSON body after parsing: no escapes hide)."""
         text = _text(got.data)
         try:
@@ -259,7 +131,7 @@ class HttpClient:
             text = self.endpoint.redact_text(text)
         return text[:ERROR_EXCERPT]
 
-    async def _one(self, client: httpx.AsyncClient, url: str, body: Any) -> _Got | tuple[str, str]:
+    async def _one(self, client: httpx.AsyncClient, url: str, body: Any) -> Got | tuple[str, str]:
         try:
             async with asyncio.timeout(self.options.timeout_s):
                 return await self._call(client, url, body)
@@ -269,7 +141,7 @@ class HttpClient:
                 f"timeout: no complete reply within the {self.options.timeout_s:g} s deadline",
             )
 
-    def _classify(self, got: _Got | tuple[str, str], started: float) -> Exchange:
+    def _classify(self, got: Got | tuple[str, str], started: float) -> Exchange:
         """What one call came to: its JSON reply, or the status and error of a failed one."""
 
         def fail(status: str, error: str, raw: Any = None) -> Exchange:
@@ -300,7 +172,7 @@ class HttpClient:
     def _outcome(
         self,
         group: list[Request],
-        got: _Got | tuple[str, str],
+        got: Got | tuple[str, str],
         parse: GroupParse,
         system: str,
         started: float,
@@ -327,7 +199,7 @@ class HttpClient:
         The generic form (no Request/Response): RAG generation and judges read the JSON reply
         themselves. A timeout is its own status here ("timeout"), never "error"."""
 
-        async def one(pools: _Pools, gate: asyncio.Semaphore, path: str, body: Any) -> Exchange:
+        async def one(pools: Pools, gate: asyncio.Semaphore, path: str, body: Any) -> Exchange:
             async with gate:
                 started = time.perf_counter()
                 try:
@@ -352,7 +224,7 @@ class HttpClient:
 
     async def _group(
         self,
-        pools: _Pools,
+        pools: Pools,
         group: list[Request],
         path: Callable[[list[Request]], str],
         body: Callable[[list[Request]], Any],
@@ -370,8 +242,8 @@ class HttpClient:
             out = [failure(r, system, "error", error, started=started) for r in group]
         return [self.endpoint.clean(r) for r in out]
 
-    def _pools(self) -> _Pools:
-        return _Pools(self._clients())
+    def _pools(self) -> Pools:
+        return Pools(self._clients())
 
     def _clients(self) -> list[httpx.AsyncClient]:
         """Pooled clients with room for `concurrency` connections in all, at most POOL each.
@@ -379,7 +251,7 @@ class HttpClient:
         One httpx pool slows down sharply past a few dozen connections (its pool bookkeeping
         grows with the pool: httpx issue #3215); measured here, one pool of 64 ran 45
         requests/s where four pools of 16 ran 250 (docs/benchmarks.md). Each call takes the
-        client with the fewest calls in flight (`_Pools`), so a pool full of slow calls never
+        client with the fewest calls in flight (`Pools`), so a pool full of slow calls never
         queues a call that another pool could send now."""
         size = self.options.concurrency
         count = -(-size // POOL)
@@ -407,7 +279,7 @@ class HttpClient:
         """
 
         async def one(
-            pools: _Pools, gate: asyncio.Semaphore, group: list[Request]
+            pools: Pools, gate: asyncio.Semaphore, group: list[Request]
         ) -> list[Response]:
             async with gate:
                 return await self._group(pools, group, path, body, parse, system)
@@ -459,16 +331,16 @@ class HttpClient:
             lambda g, data, ms: [parse(g[0], data, ms)],
             system,
         )
-        return [_first(f) for f in futures]
+        return [first_of(f) for f in futures]
 
-    def _background(self) -> tuple[asyncio.AbstractEventLoop, _Pools]:
+    def _background(self) -> tuple[asyncio.AbstractEventLoop, Pools]:
         with _LOCK:
             if self._loop is None:
                 loop = asyncio.new_event_loop()
                 thread = threading.Thread(target=loop.run_forever, daemon=True)
                 thread.start()
 
-                async def make() -> _Pools:
+                async def make() -> Pools:
                     return self._pools()
 
                 pools = asyncio.run_coroutine_threadsafe(make(), loop).result()
