@@ -20,10 +20,11 @@ import platform
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, wait
+from concurrent.futures import Future, wait
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+from queue import Empty, SimpleQueue
 from typing import Any
 
 import numpy as np
@@ -283,34 +284,44 @@ def _stream(
     options = getattr(system, "options", None)
     window = plan.window or getattr(options, "concurrency", None) or plan.batch_size
     pace = _Pace(plan.max_rps, plan.max_tokens_per_s)
-    queue = iter(pending)
-    inflight: set[Future[Response]] = set()
+    tasks = iter(pending)
+    # completed futures arrive on a queue (a done callback), not by `wait` over the whole
+    # window: waiting on C futures per completion costs O(C) each and stalls a wide window
+    finished: SimpleQueue[Future[Response]] = SimpleQueue()
+    unwritten: set[Future[Response]] = set()  # sent, not yet written
 
     def top_up() -> None:
-        while len(inflight) < window:
-            key = next(queue, None)
+        while len(unwritten) < window:
+            key = next(tasks, None)
             if key is None:
                 return
             request = request_for(*key)
             pace.wait(request)
-            inflight.update(submit([request]))
+            for future in submit([request]):
+                unwritten.add(future)
+                future.add_done_callback(finished.put)
 
     try:
         top_up()
-        while inflight:
-            done, _ = wait(inflight, return_when=FIRST_COMPLETED)
-            inflight.difference_update(done)
+        while unwritten:
+            done = [finished.get()]
+            while True:  # every completion ready now: a burst is one write and one fsync
+                try:
+                    done.append(finished.get_nowait())
+                except Empty:
+                    break
+            unwritten.difference_update(done)
             write([f.result() for f in done])
             top_up()
     except KeyboardInterrupt:
-        if inflight:
+        if unwritten:
             if notice:
                 notice(
-                    f"interrupted: waiting for the {len(inflight)} requests in flight to be "
+                    f"interrupted: waiting for the {len(unwritten)} requests in flight to be "
                     "answered and written (Ctrl-C again to stop now)"
                 )
-            done, _ = wait(inflight)
-            write([f.result() for f in done if not f.cancelled() and f.exception() is None])
+            wait(unwritten)
+            write([f.result() for f in unwritten if not f.cancelled() and f.exception() is None])
         raise
     finally:
         close = getattr(system, "close", None)
