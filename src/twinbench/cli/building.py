@@ -176,7 +176,7 @@ def import_source(
     if kind.startswith("hf:") and path is None:
         from twinbench.integrations.hf import import_hf
 
-        console.print(import_hf(Path(kind[3:]), out).summary())
+        console.print(import_hf(Path(kind[3:]), out).summary(), soft_wrap=True)
         return
     if path is None:
         raise InputError(f"import {kind}: give the file to import")

@@ -37,7 +37,7 @@ def export_hf_command(
     from twinbench.integrations.hf import export_hf
 
     done = export_hf(benchmark, out)
-    console.print(done.summary())
+    console.print(done.summary(), soft_wrap=True)
 
 
 @export_app.command("lm-eval")
@@ -57,4 +57,4 @@ def export_lm_eval_command(
     from twinbench.integrations.lm_eval import export_lm_eval
 
     done = export_lm_eval(benchmark, out, name)
-    console.print(done.summary())
+    console.print(done.summary(), soft_wrap=True)

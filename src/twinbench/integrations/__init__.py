@@ -39,6 +39,7 @@ def write_imported_run(
     *,
     source: str,
     benchmark: Path | None = None,
+    trials: int = 1,
 ) -> RunRecord:
     """Write `responses` (in the order given) and a run.json with status `imported` into `out`.
 
@@ -52,6 +53,7 @@ def write_imported_run(
     record = RunRecord(
         system=card,
         status="imported",
+        trials=trials,
         items=len(items),
         items_sha256=items_digest(items),
         benchmark=None if benchmark is None else str(benchmark.resolve()),
