@@ -57,7 +57,7 @@ def main() -> None:
     sample = [items[i] for i in sorted(rng.choice(len(items), args.items, replace=False))]
     requests = [request_for(item, 0, 0) for item in sample]
     model, tokenizer = load_smollm2()
-    system = SmolLM2System()
+    system = SmolLM2System(precision="fp32")
     system.respond(requests[:2])  # warm up (prefix cache, kernels)
 
     start = time.perf_counter()

@@ -56,7 +56,7 @@ def llama_server() -> Iterator[str]:
 
 
 def test_real_llama_cpp_server_gives_schema_valid_decisions(llama_server: str) -> None:
-    system = make_system("openai:smollm2", SystemOptions(base_url=llama_server, timeout_s=60))
+    system = make_system("openai:smollm2", SystemOptions(base_url=llama_server, timeout_s=300))
     out = system.respond([TICKET, REFUND])
     for res in out:
         # the server constrains output to the schema, so every reply parses into a decision
@@ -72,6 +72,26 @@ def test_real_llama_cpp_server_gives_schema_valid_decisions(llama_server: str) -
     assert out[0].abstain or out[0].answer in TICKET.question.options  # type: ignore[union-attr]
     assert system.llama_cpp_format  # it fell back to {"type": "json_object", "schema": ...}
     assert out[0].usage["prompt_tokens"] > 0
+
+
+def test_real_llama_cpp_server_logprobs_give_confidences(llama_server: str) -> None:
+    """llama.cpp returns `logprobs.content[].top_logprobs` under grammar-constrained output:
+    every decision gets a confidence and probabilities over the options (and reasons)."""
+    options = SystemOptions(base_url=llama_server, timeout_s=300, logprobs=True)
+    system = make_system("openai:smollm2", options)
+    out = system.respond([TICKET, REFUND])
+    assert system.card.confidences
+    for res in out:
+        assert res.status == "ok", res
+        assert res.confidence is not None and 0.0 < res.confidence <= 1.0, res
+        assert res.probabilities
+        assert sum(res.probabilities.values()) == pytest.approx(1.0, abs=1e-4)
+        assert all(0.0 <= p <= 1.0 for p in res.probabilities.values())
+    ticket = out[0]
+    if not ticket.abstain:  # the chosen option carries the confidence's share
+        assert max(ticket.probabilities or {}, key=(ticket.probabilities or {}).get) in (
+            TICKET.question.options  # type: ignore[union-attr]
+        )
 
 
 def _scripted(script: dict[str, Any]) -> Any:

@@ -86,3 +86,42 @@ def test_too_many_options_is_a_rejection(system: SmolLM2System) -> None:
     out = system.respond([Request(item_id="x", state="A state.", question=question)])
     assert (out[0].status, out[0].abstain) == ("rejected", None)
     assert "more than 23 options" in (out[0].error or "")
+
+
+def test_mixed_precision_redoes_close_calls_in_fp32(slice_items: list[Item]) -> None:
+    from twinbench.systems.local_model import bf16_native
+    from twinbench.systems.smollm2 import CHECK_MARGIN, _margin
+
+    if not bf16_native():
+        pytest.skip("this CPU has no native bfloat16: mixed runs fp32 only")
+    requests = [request_for(i, 0, 0) for i in slice_items]
+    fp32 = SmolLM2System(precision="fp32").respond(requests)
+    bf16 = SmolLM2System(precision="bf16").respond(requests)
+    mixed_system = SmolLM2System(precision="mixed")
+    mixed = mixed_system.respond(requests)
+    assert "close calls" in (mixed_system.card.version or "")
+    redone = 0
+    for exact, fast, both in zip(fp32, bf16, mixed, strict=True):
+        assert fast.probabilities is not None
+        logits = [math.log(p) for p in fast.probabilities.values() if p > 0]
+        margin = _margin(logits)  # from probabilities rounded to 6 places: near, not exact
+        close = margin < CHECK_MARGIN
+        redone += close
+        if abs(margin - CHECK_MARGIN) < 1e-3:
+            continue
+        # a close call carries fp32's decision and probabilities; any other, bf16's
+        assert both.probabilities == (exact if close else fast).probabilities
+        assert both.raw == (exact if close else fast).raw
+    assert mixed_system.checked["bf16"] == len(requests)
+    assert abs(mixed_system.checked["fp32"] - redone) <= 1
+    # bf16 is not fp32: its probabilities differ on at least one item
+    assert any(a.probabilities != b.probabilities for a, b in zip(fp32, bf16, strict=True))
+
+
+def test_unknown_precision_is_a_clear_error() -> None:
+    from twinbench.jsonl import InputError
+    from twinbench.systems import SystemOptions, make_system
+
+    with pytest.raises(InputError, match="smollm2:fp16: expected one of fp32, bf16, mixed"):
+        make_system("smollm2:fp16", SystemOptions())
+    assert "fp32" in (make_system("smollm2:fp32", SystemOptions()).card.version or "")

@@ -45,7 +45,7 @@ BUILTINS: dict[str, tuple[str, str, str]] = {
     "smollm2": (
         "smollm2",
         "factory",
-        "embedded SmolLM2-135M-Instruct, one forward pass per item (local)",
+        "embedded SmolLM2-135M-Instruct, one pass per item (local; :fp32 exact, :bf16, mixed)",
     ),
     "minilm": (
         "minilm",

@@ -8,7 +8,9 @@ Nothing is downloaded.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import io
 import os
 import shutil
 import tempfile
@@ -47,11 +49,13 @@ def _convert(target: Path) -> None:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     source = gguf_path()
-    os.environ.setdefault("TQDM_DISABLE", "1")  # the GGUF dequantiser's own bar
-    tokenizer = AutoTokenizer.from_pretrained(source.parent, gguf_file=source.name)
-    model: Any = AutoModelForCausalLM.from_pretrained(
-        source.parent, gguf_file=source.name, dtype=torch.float32
-    )
+    # the GGUF dequantiser draws its own tqdm bar, which no setting made after tqdm was
+    # imported turns off; the bar alone goes to a discarded stream (errors still raise)
+    with contextlib.redirect_stderr(io.StringIO()):
+        tokenizer = AutoTokenizer.from_pretrained(source.parent, gguf_file=source.name)
+        model: Any = AutoModelForCausalLM.from_pretrained(
+            source.parent, gguf_file=source.name, dtype=torch.float32
+        )
     model.hf_quantizer = None  # save_pretrained refuses a GGUF-quantised model
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
@@ -86,3 +90,23 @@ def load_smollm2() -> tuple[Any, Any]:
     model.eval()
     torch.set_num_threads(max(1, os.cpu_count() or 1))
     return model, tokenizer
+
+
+def bf16_native() -> bool:
+    """Whether this CPU computes bfloat16 natively (AVX512-BF16 or AMX), as oneDNN reports."""
+    try:
+        import torch
+    except ImportError:
+        return False
+    return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+
+
+@lru_cache(maxsize=1)
+def load_smollm2_bf16() -> tuple[Any, Any]:
+    """The same weights in bfloat16 (a copy of the float32 model; the tokenizer is shared)."""
+    import copy
+
+    import torch
+
+    model, tokenizer = load_smollm2()
+    return copy.deepcopy(model).to(torch.bfloat16), tokenizer
