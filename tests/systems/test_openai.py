@@ -9,10 +9,11 @@ from typing import Any
 
 import pytest
 
-from twinbench.records import ChoiceQuestion, NoulQuestion
+from twinbench.records import ChoiceQuestion, NoulQuestion, ReasonCode
 from twinbench.systems import SystemOptions, make_system
 from twinbench.systems.base import Request
 from twinbench.systems.local_model import gguf_path
+from twinbench.systems.openai_compat import answer_labels
 
 from .servers import chat_reply, free_port, serve, server_process
 
@@ -76,22 +77,24 @@ def test_real_llama_cpp_server_gives_schema_valid_decisions(llama_server: str) -
 
 def test_real_llama_cpp_server_logprobs_give_confidences(llama_server: str) -> None:
     """llama.cpp returns `logprobs.content[].top_logprobs` under grammar-constrained output:
-    every decision gets a confidence and probabilities over the options (and reasons)."""
+    every decision gets a confidence and probabilities over the side it took (the answers,
+    each (1 - P(abstain)) x its share, or the reason codes, each P(abstain) x its share)."""
     options = SystemOptions(base_url=llama_server, timeout_s=300, logprobs=True)
     system = make_system("openai:smollm2", options)
     out = system.respond([TICKET, REFUND])
     assert system.card.confidences
-    for res in out:
+    for res, request in zip(out, (TICKET, REFUND), strict=True):
         assert res.status == "ok", res
         assert res.confidence is not None and 0.0 < res.confidence <= 1.0, res
-        assert res.probabilities
-        assert sum(res.probabilities.values()) == pytest.approx(1.0, abs=1e-4)
-        assert all(0.0 <= p <= 1.0 for p in res.probabilities.values())
-    ticket = out[0]
-    if not ticket.abstain:  # the chosen option carries the confidence's share
-        assert max(ticket.probabilities or {}, key=(ticket.probabilities or {}).get) in (
-            TICKET.question.options  # type: ignore[union-attr]
-        )
+        probabilities = res.probabilities or {}
+        assert all(0.0 <= p <= 1.0 for p in probabilities.values())
+        assert 0.0 < sum(probabilities.values()) <= 1.0 + 1e-6
+        if res.abstain:
+            assert set(probabilities) == {f"abstain:{c.value}" for c in ReasonCode}
+            assert res.confidence == pytest.approx(sum(probabilities.values()), abs=1e-5)
+        else:
+            assert set(probabilities) == set(answer_labels(request))
+            assert res.confidence in probabilities.values()
 
 
 def _scripted(script: dict[str, Any]) -> Any:
