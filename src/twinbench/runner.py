@@ -311,8 +311,8 @@ def _stream(
                 except Empty:
                     break
             unwritten.difference_update(done)
+            top_up()  # refill the window first: the write's fsync then overlaps the requests
             write([f.result() for f in done])
-            top_up()
     except KeyboardInterrupt:
         if unwritten:
             if notice:
