@@ -222,6 +222,14 @@ def write_jsonl(path: Path, rows: Iterable[BaseModel | dict[str, Any]]) -> int:
     return count
 
 
+def read_json(path: Path) -> Any:
+    """One JSON document from `path`; invalid JSON is an InputError naming the file."""
+    try:
+        return orjson.loads(path.read_bytes())
+    except orjson.JSONDecodeError as exc:
+        raise InputError(f"{path}: invalid JSON ({exc})") from None
+
+
 def dumps_json(obj: Any) -> str:
     """Serialise one JSON document (indented, sorted keys, trailing newline)."""
     options = orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS

@@ -55,8 +55,9 @@ def _owner(name: str, prefix: str) -> int | None:
     return int(head) if head.isdigit() else None
 
 
-def _fsync_dir(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY)
+def fsync_path(path: Path) -> None:
+    """fsync a file or a folder (a folder: so the names in it are on disk)."""
+    fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
     finally:
@@ -71,7 +72,7 @@ def _apply(folder: Path, journal: dict[str, str]) -> None:
             target.parent.mkdir(parents=True, exist_ok=True)
             os.replace(source, target)
             _fault("renamed")
-    _fsync_dir(folder)
+    fsync_path(folder)
 
 
 def recover(folder: Path) -> None:
@@ -143,7 +144,7 @@ def output_set(folder: Path) -> Iterator[Callable[[str], Path]]:
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, folder / JOURNAL)
-        _fsync_dir(folder)
+        fsync_path(folder)
         _fault("journal")
         _apply(folder, journal)
         (folder / JOURNAL).unlink()

@@ -10,10 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Final, Literal
 
-import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from twinbench.jsonl import InputError, describe_validation_error, write_json
+from twinbench.jsonl import InputError, describe_validation_error, read_json, write_json
 from twinbench.systems.base import SystemCard
 
 RUN_SCHEMA: Final = "twinbench.run/1"
@@ -65,10 +64,7 @@ def load_run(folder: Path) -> RunRecord | None:
     path = folder / RUN_FILE
     if not path.is_file():
         return None
-    try:
-        data = orjson.loads(path.read_bytes())
-    except orjson.JSONDecodeError as exc:
-        raise InputError(f"{path}: invalid JSON ({exc})") from None
+    data = read_json(path)
     try:
         return RunRecord.model_validate(data)
     except ValidationError as exc:

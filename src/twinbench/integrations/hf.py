@@ -32,7 +32,7 @@ from twinbench.jsonl import (
     load_models,
     record_dict,
 )
-from twinbench.outputs import output_set
+from twinbench.outputs import fsync_path, output_set
 from twinbench.records import ITEM_SCHEMA, ChoiceQuestion, Item, Manifest, ScoreQuestion
 from twinbench.runner import check_manifest
 
@@ -304,16 +304,8 @@ def export_hf(benchmark: Path, out: Path) -> HFExport:
         pq.write_table(table, stage(PARQUET), compression="zstd")
         stage("README.md").write_text(card(items, record, COLUMNS), encoding="utf-8")
         for name in (PARQUET, "README.md"):  # on disk before the set is committed
-            _fsync(stage(name))
+            fsync_path(stage(name))
     return HFExport(out, len(items), sum(not i.answerable for i in items), record.items_sha256)
-
-
-def _fsync(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _check_out(out: Path) -> None:

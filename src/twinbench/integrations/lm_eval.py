@@ -17,8 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from twinbench import __version__
 from twinbench.integrations import write_imported_run
 from twinbench.integrations.lm_eval_task import METRICS, decision, doc_item, fits, item_doc
@@ -27,6 +25,7 @@ from twinbench.jsonl import (
     atomic_write,
     check_readable,
     iter_json_lines,
+    read_json,
     write_jsonl,
 )
 from twinbench.outputs import recover
@@ -189,10 +188,7 @@ def _results(samples: Path) -> dict[str, Any] | None:
     path = samples.with_name(f"results_{found.group(1)}.json")
     if not path.is_file():
         return None
-    try:
-        data = orjson.loads(path.read_bytes())
-    except orjson.JSONDecodeError as exc:
-        raise InputError(f"{path}: invalid JSON ({exc})") from None
+    data = read_json(path)
     return data if isinstance(data, dict) else None
 
 
