@@ -6,17 +6,18 @@ Usage: python benchmarks/http_throughput.py [--latency 0.2] [--windows 1,4,16,32
 A separate process serves OpenAI-compatible chat completions with uvicorn (an ASGI app that
 sleeps `--latency` seconds, then answers the first listed answer as a JSON decision), so the
 server costs the client no GIL time. For each window C (`--concurrency C`), the runner sends
-C × per-window requests (the shipped example items, repeated over trials) through the
+exactly C × per-window requests (the shipped example items, copied under new ids) through the
 `openai` adapter and the real runner (responses written and fsynced to a temporary run
 folder); items/s is compared with the ideal C / latency. Target: at least 0.9 of ideal for C
-up to 64. Needs uvicorn (installed with the dev extra: llama-cpp-python[server]).
+up to 64 (docs/benchmarks.md runs it with --per-window 50). Needs uvicorn (installed with the
+dev extra: llama-cpp-python[server]); with uvloop and httptools (also in the dev extra) uvicorn
+serves the way vLLM's server does, and costs the shared CPU less.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import platform
 import socket
@@ -90,14 +91,19 @@ def measure(url: str, window: int, per_window: int, latency: float) -> dict[str,
     from twinbench.systems import SystemOptions, make_system
 
     examples = Path(__file__).resolve().parents[1] / "src" / "twinbench" / "examples"
-    items = [i for i in load_benchmark(examples / "items.jsonl") if i.question.type == "choice"]
+    choice = [i for i in load_benchmark(examples / "items.jsonl") if i.question.type == "choice"]
+    # exactly window x per_window requests, so the ideal is per_window rounds of `latency`
+    # (a remainder would add a round of its own): the example items, copied under new ids
     wanted = window * per_window
-    trials = math.ceil(wanted / len(items))
+    items = [
+        choice[n % len(choice)].model_copy(update={"id": f"{choice[n % len(choice)].id}~{n}"})
+        for n in range(wanted)
+    ]
     options = SystemOptions(base_url=url, model="m", concurrency=window, retries=0, timeout_s=60)
     system = make_system("openai", options)
     with tempfile.TemporaryDirectory() as folder:
         began = time.perf_counter()
-        record = run(system, RunPlan(items, trials=trials), Path(folder) / "run")
+        record = run(system, RunPlan(items), Path(folder) / "run")
         seconds = time.perf_counter() - began
     sent = record.responses or 0
     rate = sent / seconds
