@@ -192,7 +192,8 @@ def import_source(
         counts = ", ".join(f"{k} {v}" for k, v in (record.counts or {}).items())
         console.print(
             f"imported {record.responses} responses ({counts}) of {record.system.name} into "
-            f"{out / 'responses.jsonl'}; grade with twinbench report"
+            f"{out / 'responses.jsonl'}; grade with twinbench report",
+            soft_wrap=True,
         )
         return
     if kind == "arcticqa":
