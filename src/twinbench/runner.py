@@ -1,15 +1,15 @@
 """The runner: send a benchmark's items to a system, append responses, resume where it stopped.
 
 `responses.jsonl` is append-only. A system that can take requests one at a time (the HTTP
-adapters: `submit`) is **streamed**: a window of `--concurrency` requests stays in flight, with
-no batch barrier, over one pooled connection client, and each response is written, flushed and
-fsynced as it completes (file order is completion order; resume is by key). Other systems
-(local models) get batches of `batch_size`, each written and fsynced before the next is sent;
-a system with a `sort_key(request)` (the embedded model: token count) gets them in that order.
-A killed run loses only what was in flight. On restart the file is read back,
-a torn last line (from a kill mid-write) is cut off, and every (item, trial, permutation) key
-already answered is skipped. `run.json` records the system card, versions, seeds, timings and
-counts, and is rewritten atomically at the start and the end.
+adapters: `submit`) is **streamed** (`streaming.py`): a window of `--concurrency` requests
+stays in flight, with no batch barrier, over one pooled connection client, and each response
+is written, flushed and fsynced as it completes (file order is completion order; resume is by
+key). Other systems (local models) get batches of `batch_size`, each written and fsynced
+before the next is sent; a system with a `sort_key(request)` (the embedded model: token
+count) gets them in that order. A killed run loses only what was in flight. On restart the
+file is read back, a torn last line (from a kill mid-write) is cut off, and every (item,
+trial, permutation) key already answered is skipped. `run.json` records the system card,
+versions, seeds, timings and counts, and is rewritten atomically at the start and the end.
 """
 
 from __future__ import annotations
@@ -20,11 +20,9 @@ import platform
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, wait
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from queue import Empty, SimpleQueue
 from typing import Any
 
 import numpy as np
@@ -36,6 +34,7 @@ from twinbench.jsonl import InputError, dumps_line, load_models, record_dict, sh
 from twinbench.outputs import recover
 from twinbench.records import ChoiceQuestion, Item, Response
 from twinbench.runrecord import RunRecord, load_run, write_run
+from twinbench.streaming import Pace, stream, streams
 from twinbench.systems.base import Request, System, SystemCard
 
 Key = tuple[str, int, int]
@@ -233,100 +232,9 @@ def _versions() -> dict[str, str]:
     return found
 
 
-def _batches(pending: Sequence[tuple[Item, int, int]], size: int) -> Iterator[list[Request]]:
-    for start in range(0, len(pending), size):
-        yield [request_for(*key) for key in pending[start : start + size]]
-
-
-def streams(system: System) -> bool:
-    """Whether `system` can take requests one at a time as futures (HTTP adapters)."""
-    return callable(getattr(system, "submit", None)) and bool(getattr(system, "streams", True))
-
-
-class _Pace:
-    """Waits so that requests (and estimated prompt tokens, 4 characters a token) stay
-    under the plan's rates; no limits, no waiting."""
-
-    def __init__(self, rps: float | None, tps: float | None) -> None:
-        self.rps, self.tps = rps, tps
-        self.next_at = time.monotonic()
-
-    def wait(self, request: Request) -> None:
-        if self.rps is None and self.tps is None:
-            return
-        now = time.monotonic()
-        if self.next_at > now:
-            time.sleep(self.next_at - now)
-        step = 0.0
-        if self.rps:
-            step = max(step, 1.0 / self.rps)
-        if self.tps:
-            tokens = (len(request.state) + len(request.question.instructions)) / 4
-            step = max(step, tokens / self.tps)
-        self.next_at = max(now, self.next_at) + step
-
-
-def _stream(
-    system: System,
-    pending: Sequence[tuple[Item, int, int]],
-    plan: RunPlan,
-    write: Callable[[Sequence[Response]], None],
-    notice: Callable[[str], None] | None = None,
-) -> None:
-    """Keep a window of requests in flight; write each response as it completes.
-
-    No batch barrier: a slow reply holds one slot, not a batch. On Ctrl-C nothing new is
-    sent, the requests in flight are awaited (each is bounded by the system's own deadline)
-    and written (`notice` is told how many first), then the interrupt goes on; a second
-    Ctrl-C stops the wait (what was in flight is sent again on resume).
-    """
-    submit = system.submit  # type: ignore[attr-defined]
-    options = getattr(system, "options", None)
-    window = plan.window or getattr(options, "concurrency", None) or plan.batch_size
-    pace = _Pace(plan.max_rps, plan.max_tokens_per_s)
-    tasks = iter(pending)
-    # completed futures arrive on a queue (a done callback), not by `wait` over the whole
-    # window: waiting on C futures per completion costs O(C) each and stalls a wide window
-    finished: SimpleQueue[Future[Response]] = SimpleQueue()
-    unwritten: set[Future[Response]] = set()  # sent, not yet written
-
-    def top_up() -> None:
-        while len(unwritten) < window:
-            key = next(tasks, None)
-            if key is None:
-                return
-            request = request_for(*key)
-            pace.wait(request)
-            for future in submit([request]):
-                unwritten.add(future)
-                future.add_done_callback(finished.put)
-
-    try:
-        top_up()
-        while unwritten:
-            done = [finished.get()]
-            while True:  # every completion ready now: a burst is one write and one fsync
-                try:
-                    done.append(finished.get_nowait())
-                except Empty:
-                    break
-            unwritten.difference_update(done)
-            top_up()  # refill the window first: the write's fsync then overlaps the requests
-            write([f.result() for f in done])
-    except KeyboardInterrupt:
-        if unwritten:
-            if notice:
-                notice(
-                    f"interrupted: waiting for the {len(unwritten)} requests in flight to be "
-                    "answered and written (Ctrl-C again to stop now)"
-                )
-            wait(unwritten)
-            write([f.result() for f in unwritten if not f.cancelled() and f.exception() is None])
-        raise
-    finally:
-        close = getattr(system, "close", None)
-        if callable(close):
-            close()
+def _batches(requests: Sequence[Request], size: int) -> Iterator[list[Request]]:
+    for start in range(0, len(requests), size):
+        yield list(requests[start : start + size])
 
 
 def run(
@@ -378,13 +286,18 @@ def run(
                 if progress:
                     progress(sent, total)
 
+            requests = (request_for(*task) for task in pending)
             if streams(system):
-                _stream(system, pending, plan, write, notice)
+                options = getattr(system, "options", None)
+                window = plan.window or getattr(options, "concurrency", None) or plan.batch_size
+                pace = Pace(plan.max_rps, plan.max_tokens_per_s)
+                stream(system, requests, window, pace, write, notice)
             else:
+                batch_requests = list(requests)
                 sort_key = getattr(system, "sort_key", None)
                 if callable(sort_key):  # local models: batches of one length, little padding
-                    pending.sort(key=lambda task: sort_key(request_for(*task)))
-                for batch in _batches(pending, plan.batch_size):
+                    batch_requests.sort(key=sort_key)
+                for batch in _batches(batch_requests, plan.batch_size):
                     write(system.respond(batch))
     except KeyboardInterrupt:
         seconds = round(time.perf_counter() - started, 3)

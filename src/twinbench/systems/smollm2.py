@@ -128,7 +128,9 @@ class SmolLM2System:
         )
         self._letter_ids: dict[str, list[int]] = {}
         self._prefix: dict[str, tuple[Any, Any, str]] = {}
-        self._lengths: dict[tuple[str, int, int], int] = {}
+        #: the token ids `sort_key` encoded, until `respond` takes them
+        self._encoded: dict[tuple[str, int, int], list[int]] = {}
+        self._after: str | None = None
         #: mixed: how many items were decided in bf16 and how many redone in fp32
         self.checked = {"bf16": 0, "fp32": 0}
 
@@ -158,18 +160,23 @@ class SmolLM2System:
         return self._prefix[key]
 
     def _suffix(self, tokenizer: Any, request: Request, choices: list[Choice]) -> list[int]:
-        after = prompt_parts(tokenizer)[1]
-        text = user_message(request.state, request.question, choices) + after
+        """The item's own tokens (after the shared prefix); those `sort_key` made are reused."""
+        key = (request.item_id, request.trial, request.permutation)
+        if key in self._encoded:
+            return self._encoded.pop(key)
+        if self._after is None:
+            self._after = prompt_parts(tokenizer)[1]
+        text = user_message(request.state, request.question, choices) + self._after
         ids: list[int] = tokenizer.encode(text, add_special_tokens=False)
         return ids
 
     def sort_key(self, request: Request) -> int:
         """The request's own token count: the runner sends requests in this order."""
         key = (request.item_id, request.trial, request.permutation)
-        if key not in self._lengths:
+        if key not in self._encoded:
             _, tokenizer = load_smollm2()
-            self._lengths[key] = len(self._suffix(tokenizer, request, lettered(request.question)))
-        return self._lengths[key]
+            self._encoded[key] = self._suffix(tokenizer, request, lettered(request.question))
+        return len(self._encoded[key])
 
     def letter_logits(
         self, suffixes: list[list[int]], letters: list[list[str]], dtype: str = "fp32"
