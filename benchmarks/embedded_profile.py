@@ -8,12 +8,16 @@ prints, per family and generator: items, prompt tokens (each item's own, after t
 16, sorted inside) and of the length-ordered batches it makes now, and, for each precision
 (fp32, bf16, mixed), seconds and items/s with length-ordered batches of 8. For bf16 and mixed:
 how many decisions (abstain or not, reason, answer; a noul answer as P(yes) >= 0.5) equal
-fp32's, per family, and how many items mixed redid in fp32.
+fp32's, per family, and how many items mixed redid in fp32. Last, what sets CHECK_MARGIN: how
+far the difference between fp32's best letter and each other letter (log-odds, from the
+recorded probabilities) moves in bf16, and the largest bf16 margin among the items whose bf16
+letter differs from fp32's.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import platform
 import tempfile
 import time
@@ -49,6 +53,30 @@ def padding_share(lengths: Sequence[int], chunk: int | None, batch: int = 8) -> 
 def decision(r: Response) -> tuple[Any, ...]:
     answer = r.answer >= 0.5 if isinstance(r.answer, float) else r.answer
     return (r.status, r.abstain, r.reason, answer)
+
+
+def log_odds(r: Response) -> list[float]:
+    """Each letter's log-probability (softmax keeps the logits' differences)."""
+    return [math.log(max(p, 1e-12)) for p in (r.probabilities or {}).values()]
+
+
+def margin_report(fp32: list[Response], bf16: list[Response]) -> str:
+    """How far bf16 moves fp32's letter differences, and the widest bf16 margin of a flip."""
+    moves, flips = [], []
+    for exact, fast in zip(fp32, bf16, strict=True):
+        a, b = log_odds(exact), log_odds(fast)
+        best = max(range(len(a)), key=a.__getitem__)
+        moves += [abs((a[best] - a[j]) - (b[best] - b[j])) for j in range(len(a)) if j != best]
+        if exact.raw != fast.raw:
+            top = sorted(b, reverse=True)
+            flips.append(top[0] - top[1])
+    moves.sort()
+    return (
+        f"letter differences moved by bf16: median {moves[len(moves) // 2]:.3f}, "
+        f"99th percentile {moves[int(0.99 * len(moves))]:.3f}, max {moves[-1]:.3f}; "
+        f"{len(flips)} letters flipped, widest bf16 margin among them "
+        f"{max(flips, default=0.0):.3f}"
+    )
 
 
 def main() -> None:
@@ -115,6 +143,9 @@ def main() -> None:
         extra = f", {redone[precision]} redone in fp32" if precision == "mixed" else ""
         rate = n / totals[precision]
         print(f"{precision:5}: {totals[precision]:6.1f} s, {rate:5.2f} items/s{share}{extra}")
+    fp32 = [r for group in sorted(groups) for r in results[group]["fp32"][1]]
+    bf16 = [r for group in sorted(groups) for r in results[group]["bf16"][1]]
+    print(margin_report(fp32, bf16))
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """Items/s of a streaming `twinbench run` against a loopback server with a fixed latency.
 
 Usage: python benchmarks/http_throughput.py [--latency 0.2] [--windows 1,4,16,32,64,128,256]
-       [--per-window 8]
+       [--per-window 8] [--rounds-at C --rounds 25,50,100]
 
 A separate process serves OpenAI-compatible chat completions with uvicorn (an ASGI app that
 sleeps `--latency` seconds, then answers the first listed answer as a JSON decision), so the
@@ -9,9 +9,12 @@ server costs the client no GIL time. For each window C (`--concurrency C`), the 
 exactly C × per-window requests (the shipped example items, copied under new ids) through the
 `openai` adapter and the real runner (responses written and fsynced to a temporary run
 folder); items/s is compared with the ideal C / latency. Target: at least 0.9 of ideal for C
-up to 64 (docs/benchmarks.md runs it with --per-window 50). Needs uvicorn (installed with the
-dev extra: llama-cpp-python[server]); with uvloop and httptools (also in the dev extra) uvicorn
-serves the way vLLM's server does, and costs the shared CPU less.
+up to 64 (docs/benchmarks.md runs it with --per-window 50). `--rounds-at C` instead runs window C
+at each of `--rounds` requests per slot and prints the seconds per round in steady state (the
+slope between the shortest and the longest run) and the one-off cost per run (the intercept).
+Needs uvicorn (installed with the dev extra: llama-cpp-python[server]); with uvloop and
+httptools (also in the dev extra) uvicorn serves the way vLLM's server does, and costs the
+shared CPU less.
 """
 
 from __future__ import annotations
@@ -117,11 +120,26 @@ def measure(url: str, window: int, per_window: int, latency: float) -> dict[str,
     }
 
 
+def sweep(url: str, window: int, rounds: list[int], latency: float) -> None:
+    """Window `window` at each number of rounds: seconds, and the steady-state round time."""
+    seconds = [measure(url, window, n, latency)["seconds"] for n in rounds]
+    for n, s in zip(rounds, seconds, strict=True):
+        print(f"C = {window}, {n} rounds: {s:.2f} s (ideal {n * latency:.2f} s)")
+    slope = (seconds[-1] - seconds[0]) / (rounds[-1] - rounds[0])
+    once = seconds[0] - slope * rounds[0]
+    print(
+        f"steady state: {slope:.3f} s per round, {latency / slope:.2f} of ideal; "
+        f"once per run: {once:.2f} s"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--latency", type=float, default=LATENCY)
     parser.add_argument("--windows", default="1,4,16,32,64,128,256")
     parser.add_argument("--per-window", type=int, default=8, help="requests per slot")
+    parser.add_argument("--rounds-at", type=int, help="window for the rounds sweep")
+    parser.add_argument("--rounds", default="25,50,100", help="requests per slot, swept")
     parser.add_argument("--serve", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
@@ -136,6 +154,9 @@ def main() -> None:
         _wait_up(url)
         machine = f"{platform.machine()}, {os.cpu_count()} CPUs"
         print(f"machine: {machine}, python {platform.python_version()}")
+        if args.rounds_at:
+            sweep(url, args.rounds_at, [int(r) for r in args.rounds.split(",")], args.latency)
+            return
         print(f"latency {args.latency * 1000:.0f} ms, {args.per_window} requests per slot")
         print("| window C | requests | seconds | items/s | ideal C/latency | share of ideal |")
         print("|---:|---:|---:|---:|---:|---:|")
