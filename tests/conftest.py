@@ -11,6 +11,11 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+# the tests never reach a model or dataset hub (nothing here is downloaded); set before any
+# test imports huggingface_hub, and inherited by the tools the tests start (lm-eval, inspect)
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
 EXAMPLES = Path(str(resources.files("twinbench") / "examples"))
 #: environment variable naming the shared data folder (default: ../shared/data of the repo)
 SHARED_DATA_ENV = "TWINBENCH_SHARED_DATA"

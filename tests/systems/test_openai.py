@@ -15,7 +15,7 @@ from twinbench.systems.base import Request
 from twinbench.systems.local_model import gguf_path
 from twinbench.systems.openai_compat import answer_labels
 
-from .servers import chat_reply, free_port, serve, server_process
+from .servers import ServerProcess, chat_reply, free_port, serve, server_process
 
 TICKET = Request(
     item_id="t1",
@@ -33,8 +33,9 @@ REFUND = Request(
 
 
 @pytest.fixture(scope="module")
-def llama_server() -> Iterator[str]:
-    """llama-cpp-python's OpenAI-compatible server with the shipped SmolLM2 GGUF."""
+def llama_server() -> Iterator[ServerProcess]:
+    """llama-cpp-python's OpenAI-compatible server with the shipped SmolLM2 GGUF (a build
+    that crashes on its first generation fails the test with its exit code and log)."""
     port = free_port()
     url = f"http://127.0.0.1:{port}/v1"
     args = [
@@ -52,13 +53,15 @@ def llama_server() -> Iterator[str]:
         "--n_ctx",
         "2048",
     ]
-    with server_process(args, f"{url}/models"):
-        yield url
+    with server_process(args, f"{url}/models", url=url) as server:
+        yield server
 
 
-def test_real_llama_cpp_server_gives_schema_valid_decisions(llama_server: str) -> None:
-    system = make_system("openai:smollm2", SystemOptions(base_url=llama_server, timeout_s=300))
+def test_real_llama_cpp_server_gives_schema_valid_decisions(llama_server: ServerProcess) -> None:
+    options = SystemOptions(base_url=llama_server.url, timeout_s=300)
+    system = make_system("openai:smollm2", options)
     out = system.respond([TICKET, REFUND])
+    llama_server.check()
     for res in out:
         # the server constrains output to the schema, so every reply parses into a decision
         assert res.status == "ok", res
@@ -75,13 +78,14 @@ def test_real_llama_cpp_server_gives_schema_valid_decisions(llama_server: str) -
     assert out[0].usage["prompt_tokens"] > 0
 
 
-def test_real_llama_cpp_server_logprobs_give_confidences(llama_server: str) -> None:
+def test_real_llama_cpp_server_logprobs_give_confidences(llama_server: ServerProcess) -> None:
     """llama.cpp returns `logprobs.content[].top_logprobs` under grammar-constrained output:
     every decision gets a confidence and probabilities over the side it took (the answers,
     each (1 - P(abstain)) x its share, or the reason codes, each P(abstain) x its share)."""
-    options = SystemOptions(base_url=llama_server, timeout_s=300, logprobs=True)
+    options = SystemOptions(base_url=llama_server.url, timeout_s=300, logprobs=True)
     system = make_system("openai:smollm2", options)
     out = system.respond([TICKET, REFUND])
+    llama_server.check()
     assert system.card.confidences
     for res, request in zip(out, (TICKET, REFUND), strict=True):
         assert res.status == "ok", res

@@ -13,11 +13,14 @@ import importlib.util
 import io
 import os
 import shutil
+import sys
 import tempfile
+import time
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from twinbench.cpu import usable_cpus
 from twinbench.jsonl import InputError
 
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -84,11 +87,20 @@ def load_smollm2() -> tuple[Any, Any]:
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # the GGUF conversion's bar
     target = cache_dir() / CACHE_NAME
     if not (target / "config.json").is_file():
+        # a one-time cost paid inside the first command that uses the model: say so
+        print(
+            f"smollm2: first use: converting the embedded weights into {target} (once)",
+            file=sys.stderr,
+            flush=True,
+        )
+        began = time.perf_counter()
         _convert(target)
+        seconds = time.perf_counter() - began
+        print(f"smollm2: weights converted in {seconds:.1f} s", file=sys.stderr, flush=True)
     tokenizer = AutoTokenizer.from_pretrained(target)
     model: Any = AutoModelForCausalLM.from_pretrained(target, dtype=torch.float32)
     model.eval()
-    torch.set_num_threads(max(1, os.cpu_count() or 1))
+    torch.set_num_threads(usable_cpus())
     return model, tokenizer
 
 
