@@ -26,7 +26,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import torch
 
 from twinbench.builder import build
 from twinbench.evaluation import eval_slice
@@ -80,6 +79,9 @@ def margin_report(fp32: list[Response], bf16: list[Response]) -> str:
 
 
 def main() -> None:
+    # imported after twinbench, which sets the OpenMP spin before torch loads libgomp
+    import torch
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--per-family", type=int, default=120)
     parser.add_argument("--seed", type=int, default=0)
