@@ -26,7 +26,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-
 from twinbench.builder import build
 from twinbench.evaluation import eval_slice
 from twinbench.records import Response
