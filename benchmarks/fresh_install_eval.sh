@@ -5,9 +5,9 @@
 # the time split into install / GGUF conversion / model (the smollm2 run after the weights are
 # ready) / rest (build, the shortcut run, grading, report), then checks the default model's
 # decisions against the exact fp32 path on the same 720 items, per family (eval_agreement.py).
-# With BUSY=1 it runs the same `twinbench eval` a second time (weights cached) while
+# With BUSY=1 it runs the same `twinbench eval` twice more (weights cached) while
 # another process holds one of the cores (`yes > /dev/null`), as on a machine doing anything
-# else.
+# else: with the OpenMP spin twinbench sets, then with libgomp's default (GOMP_SPINCOUNT=300000).
 # Usage: bash benchmarks/fresh_install_eval.sh [WORK_DIR]     (BUSY=1 to add the busy run)
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
@@ -44,13 +44,17 @@ echo "pip install (empty pip cache): ${install_s} s"
 echo "twinbench eval (empty model cache): ${eval_s} s = GGUF conversion ${conversion_s} s + model ${model_s} s + rest ${rest_s} s"
 grep -E "smollm2 .*items/s" "$work/eval.log" | tail -1 | tr -s ' ' || true
 
-if [ "${BUSY:-0}" = 1 ]; then
+busy_eval() {  # busy_eval NAME [VAR=VALUE]: `twinbench eval` while `yes` holds one core
   yes > /dev/null &
-  busy=$!
+  local busy=$! start
   start=$(date +%s.%N)
-  twinbench eval --out "$work/busy-out" > "$work/busy.log" 2>&1
+  env "${@:2}" twinbench eval --out "$work/busy-$1" > "$work/busy-$1.log" 2>&1
   kill "$busy"
-  echo "twinbench eval with one core busy (weights cached): $(seconds "$start") s"
+  echo "twinbench eval with one core busy (weights cached), $1: $(seconds "$start") s"
+}
+if [ "${BUSY:-0}" = 1 ]; then
+  busy_eval "twinbench's OpenMP spin"
+  busy_eval "libgomp's default spin" GOMP_SPINCOUNT=300000
 fi
 
 # the same 720 items through the exact fp32 path: the default's decisions must agree >= 99 %
