@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
 import torch
@@ -11,7 +12,7 @@ from twinbench.builder import build
 from twinbench.records import ChoiceQuestion, Item
 from twinbench.runner import request_for
 from twinbench.systems.base import Request
-from twinbench.systems.local_model import load_smollm2
+from twinbench.systems.local_model import CACHE_NAME, _convert, load_smollm2
 from twinbench.systems.prompt import lettered
 from twinbench.systems.smollm2 import SmolLM2System, chat_prompt
 
@@ -125,3 +126,14 @@ def test_unknown_precision_is_a_clear_error() -> None:
     with pytest.raises(InputError, match="smollm2:fp16: expected one of fp32, bf16, mixed"):
         make_system("smollm2:fp16", SystemOptions())
     assert "fp32" in (make_system("smollm2:fp32", SystemOptions()).card.version or "")
+
+
+def test_a_conversion_that_loses_the_race_keeps_the_winners_copy(tmp_path: Path) -> None:
+    """Two first uses at once (two commands on a fresh machine): the second to finish finds
+    the cache already there, keeps it and leaves no staging folder behind."""
+    target = tmp_path / CACHE_NAME
+    target.mkdir()
+    (target / "config.json").write_text('{"winner": true}')
+    _convert(target)
+    assert (target / "config.json").read_text() == '{"winner": true}'
+    assert sorted(p.name for p in tmp_path.iterdir()) == [CACHE_NAME]

@@ -67,7 +67,13 @@ def _convert(target: Path) -> None:
     try:
         model.save_pretrained(staging)
         tokenizer.save_pretrained(staging)
-        staging.rename(target)
+        try:
+            staging.rename(target)
+        except OSError:
+            # another process converting at the same time renamed its copy first: keep it
+            if not (target / "config.json").is_file():
+                raise
+            shutil.rmtree(staging, ignore_errors=True)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
