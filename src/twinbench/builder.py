@@ -358,13 +358,13 @@ def write_benchmark(
 
 def refuse_leaky(items: Sequence[Item], bound: float, seed: int) -> None:
     """Raise InputError naming every generator version whose probe AUC exceeds `bound`."""
-    from twinbench.audit.similarity import audit_similarity
+    from twinbench.audit.similarity import audit_similarity, probe_auc
 
     report = audit_similarity(items, bound=bound, seed=seed, skip_exempt=True)
     failing = []
     for name, g in report["generators"].items():
         if not g["passes"]:
-            aucs = ", ".join(f"{p} AUC {g['auc'][p]['auc']:.2f}" for p in g["over_bound"])
+            aucs = ", ".join(f"{p} AUC {probe_auc(g, p):.2f}" for p in g["over_bound"])
             failing.append(f"{name} ({aucs})")
     if failing:
         raise InputError(

@@ -4,16 +4,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from twinbench.audit.shortcuts import RULES
 from twinbench.audit.similarity import audit_similarity
 from twinbench.builder import build
 from twinbench.records import Item
 
+#: a generator the default build keeps under the bound on every probe, between and within pairs
+CLEAN = "reference_ambiguity"
+
 
 def _planted(items: list[Item]) -> list[Item]:
-    """A leaky variant of false_premise: every unanswerable item ends with a marker sentence."""
+    """A leaky variant of CLEAN: every unanswerable item ends with a marker sentence."""
     out = []
     for item in items:
-        if item.generator.name != "false_premise":
+        if item.generator.name != CLEAN:
             continue
         generator = item.generator.model_copy(update={"name": "leaky", "version": "0.0.1"})
         state = item.state if item.answerable else item.state + " Note: please review."
@@ -23,14 +27,13 @@ def _planted(items: list[Item]) -> list[Item]:
 
 def test_planted_marker_is_caught_and_clean_version_passes(tmp_path: Path) -> None:
     items = build(tmp_path, per_generator=40).public
-    report = audit_similarity(
-        [*_planted(items), *(i for i in items if i.generator.name == "false_premise")]
-    )
+    report = audit_similarity([*_planted(items), *(i for i in items if i.generator.name == CLEAN)])
     leaky = report["generators"]["leaky@0.0.1"]
     assert leaky["auc"]["ngrams"]["auc"] >= 0.95
-    assert "ngrams" in leaky["over_bound"] and not leaky["passes"]
-    (clean,) = (g for k, g in report["generators"].items() if k.startswith("false_premise@"))
+    assert {"ngrams", "within:ngrams"} <= set(leaky["over_bound"]) and not leaky["passes"]
+    (clean,) = (g for k, g in report["generators"].items() if k.startswith(f"{CLEAN}@"))
     assert all(a["auc"] <= 0.65 for a in clean["auc"].values()), clean["auc"]
+    assert all(a["auc"] <= 0.65 for a in clean["within_pair"].values()), clean["within_pair"]
     assert clean["passes"]
     low, high = clean["auc"]["ngrams"]["low"], clean["auc"]["ngrams"]["high"]
     assert low <= clean["auc"]["ngrams"]["auc"] <= high
@@ -43,7 +46,7 @@ def test_strict_build_check_refuses_a_leaky_version(tmp_path: Path) -> None:
     from twinbench.jsonl import InputError
 
     items = build(tmp_path, per_generator=40).public
-    clean = [i for i in items if i.generator.name == "false_premise"]
+    clean = [i for i in items if i.generator.name == CLEAN]
     refuse_leaky(clean, 0.65, 0)  # passes: no exception
     with pytest.raises(InputError, match=r"--strict: .*leaky@0\.0\.1 \(.*ngrams AUC 1\.00"):
         refuse_leaky([*_planted(items), *clean], 0.65, 0)
@@ -97,3 +100,40 @@ def test_strict_refuses_a_version_that_echoes_the_label_in_twins(tmp_path: Path)
     assert len(leaky) == 2 * len({i.pair_id for i in leaky}) <= 2 * len(twins)
     with pytest.raises(InputError, match=r"label-echo@0\.0\.1 \(.*label_mention AUC"):
         refuse_leaky(leaky, 0.65, 0)
+
+
+def test_within_pair_share_by_hand() -> None:
+    import numpy as np
+
+    from twinbench.audit.similarity import within_pair_interval
+
+    # pair by pair: 3>1 wins, 1<2 loses, 2=2 one half, 2>0 wins -> 2.5 of 4
+    result = within_pair_interval(np.array([3.0, 1.0, 2.0, 2.0]), np.array([1.0, 2.0, 2.0, 0.0]), 0)
+    assert result["auc"] == 0.625
+    assert 0.0 <= result["low"] <= 0.625 <= result["high"] <= 1.0
+    # scores that overlap across pairs but always rank the item above its own twin
+    overlap = within_pair_interval(np.array([0.2, 0.5, 0.9]), np.array([0.1, 0.4, 0.8]), 0)
+    assert (overlap["auc"], overlap["low"], overlap["high"]) == (1.0, 1.0, 1.0)
+
+
+def _exclaimed(items: list[Item]) -> list[Item]:
+    """A leak no written rule reads: unanswerable items end with "!" where twins end with "."."""
+    out = []
+    for item in items:
+        if item.generator.name != CLEAN:
+            continue
+        generator = item.generator.model_copy(update={"name": "exclaim", "version": "0.0.1"})
+        state = item.state if item.answerable else item.state.rstrip(".") + "!"
+        out.append(item.model_copy(update={"generator": generator, "state": state}))
+    return out
+
+
+def test_the_trained_probe_catches_a_leak_no_written_rule_reads(tmp_path: Path) -> None:
+    items = build(tmp_path, per_generator=40).public
+    report = audit_similarity(_exclaimed(items))["generators"]["exclaim@0.0.1"]
+    written = {"length", "ngrams", *RULES}
+    # word n-grams drop punctuation and every rule counts the same sentences: all blind
+    assert all(report["auc"][p]["auc"] <= 0.65 for p in written), report["auc"]
+    assert report["auc"]["trained"]["auc"] >= 0.95
+    assert report["within_pair"]["trained"]["auc"] >= 0.95
+    assert {"trained", "within:trained"} <= set(report["over_bound"])

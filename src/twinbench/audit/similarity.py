@@ -8,33 +8,46 @@ interval over pairs. Feature sets:
 * `length` — characters and whitespace tokens of the state + question + answer choices;
 * `ngrams` — TF-IDF of word 1-2-grams of the same text (template n-grams);
 * `perplexity` — optional (`--perplexity`): mean token negative log-likelihood of the state
-  under the embedded SmolLM2.
+  under the embedded SmolLM2;
+* `trained` — a probe that learns rules nobody wrote: TF-IDF of character 2-4-grams of the
+  shown text beside simple counts (digits, punctuation, capitals, option count and lengths,
+  how much of the question and of the best option the state repeats, character overlap of the
+  question with its closest state sentence), one logistic regression, the same GroupKFold;
+* every relational rule of `twinbench.audit.shortcuts`.
+
+Each probe is also read **within pairs**: the share of pairs whose item scores above its own
+twin (ties one half), from the same out-of-fold scores, with a pair-bootstrap interval. That is
+what a system that sees both members of a pair (one batch, one conversation) can exploit even
+when the scores overlap across pairs.
 
 A version whose AUC (point estimate) exceeds the published bound (default 0.65) on any feature
-set is marked. `out_of_language` generators are reported but exempt: their items differ from
-their twins by language on purpose (the label is the language tag plus the script check).
+set, between or within pairs, is marked (`within:PROBE` for the latter). `out_of_language`
+generators are reported but exempt: their items differ from their twins by language on purpose
+(the label is the language tag plus the script check).
 """
 
 from __future__ import annotations
 
+import string
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from difflib import SequenceMatcher
 from typing import Any
 
 import numpy as np
 
-from twinbench.audit.shortcuts import RULES
+from twinbench.audit.shortcuts import RULES, content_words, option_scores, sentences
 from twinbench.records import Item, ReasonCode
 from twinbench.systems.prompt import answer_choices
 
 BOUND = 0.65
 FOLDS = 5
 #: probes that detect the language itself, from which out_of_language generators are exempt:
-#: length, n-grams and perplexity by design; the two overlap rules because they split words
-#: at spaces and drop *English* stop words, so on a translation they count Spanish function
-#: words as content words and see a whole Chinese or Khmer clause as one word
+#: length, n-grams, the trained probe and perplexity by design; the two overlap rules because
+#: they split words at spaces and drop *English* stop words, so on a translation they count
+#: Spanish function words as content words and see a whole Chinese or Khmer clause as one word
 LANGUAGE_PROBES = frozenset(
-    {"length", "ngrams", "perplexity", "question_overlap", "option_overlap"}
+    {"length", "ngrams", "perplexity", "trained", "question_overlap", "option_overlap"}
 )
 
 
@@ -93,6 +106,86 @@ def _ngram_scores(
     return scores
 
 
+def _counts(item: Item) -> list[float]:
+    """Simple counts of what a model is shown (the dense half of the trained probe): digits,
+    punctuation (all, and each ASCII mark), capitals, options and their lengths, overlaps."""
+    text = item_text(item)
+    choices = [c.text for c in answer_choices(item.question)] or [""]
+    asked = content_words(item.question.instructions)
+    closest = max(
+        (
+            SequenceMatcher(None, item.question.instructions.lower(), s.lower()).ratio()
+            for s in sentences(item.state)
+        ),
+        default=0.0,
+    )
+    return [
+        sum(ch.isdigit() for ch in text),
+        sum(ch.isdigit() for ch in item.state),
+        sum(not ch.isalnum() and not ch.isspace() for ch in text),
+        *(text.count(mark) for mark in string.punctuation),
+        sum(ch.isupper() for ch in text),
+        len(choices),
+        float(np.mean([len(c) for c in choices])),
+        float(max(len(c) for c in choices)),
+        len(asked & content_words(item.state)) / max(1, len(asked)),
+        max(option_scores(item), default=0.0),
+        closest,
+    ]
+
+
+def _trained_scores(
+    items: Sequence[Item], labels: np.ndarray, groups: np.ndarray, seed: int
+) -> np.ndarray:
+    """Out-of-fold scores of the trained probe (character n-grams + counts)."""
+    from scipy.sparse import csr_matrix, hstack
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import GroupKFold
+    from sklearn.preprocessing import StandardScaler
+
+    texts = [item_text(i) for i in items]
+    counts = np.array([_counts(i) for i in items], dtype=np.float64)
+    scores = np.zeros(len(labels))
+    folds = GroupKFold(n_splits=min(FOLDS, len(set(groups.tolist()))))
+    for train, test in folds.split(texts, labels, groups):
+        vectorizer = TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 4), sublinear_tf=True)
+        vectorizer.fit([texts[i] for i in train])
+        scaler = StandardScaler().fit(counts[train])
+        train_x, test_x = (
+            hstack(
+                [
+                    vectorizer.transform([texts[i] for i in rows]),
+                    csr_matrix(scaler.transform(counts[rows])),
+                ]
+            ).tocsr()
+            for rows in (train, test)
+        )
+        model = LogisticRegression(max_iter=2000, random_state=seed)
+        model.fit(train_x, labels[train])
+        scores[test] = model.predict_proba(test_x)[:, 1]
+    return scores
+
+
+def within_pair_interval(
+    item_scores: np.ndarray, twin_scores: np.ndarray, seed: int, resamples: int = 500
+) -> dict[str, Any]:
+    """Share of pairs whose item scores above its twin (ties count one half), with a
+    pair-bootstrap percentile interval: how well a probe tells the two members of one pair
+    apart when it sees both."""
+    wins = (item_scores > twin_scores) + 0.5 * (item_scores == twin_scores)
+    rows = np.random.default_rng(seed).integers(len(wins), size=(resamples, len(wins)))
+    low, high = np.percentile(wins[rows].mean(axis=1), [2.5, 97.5])
+    return {
+        "auc": float(wins.mean()),
+        "low": float(low),
+        "high": float(high),
+        "resamples": resamples,
+        "seed": seed,
+        "method": "share of pairs, item above twin; pair bootstrap, percentile",
+    }
+
+
 def paired_auc_interval(
     item_scores: np.ndarray, twin_scores: np.ndarray, seed: int, resamples: int = 500
 ) -> dict[str, Any]:
@@ -121,6 +214,13 @@ def paired_auc_interval(
         "seed": seed,
         "method": "pair bootstrap of out-of-fold scores, percentile",
     }
+
+
+def probe_auc(generator: dict[str, Any], probe: str) -> float:
+    """The AUC behind a name in `over_bound`: `PROBE` between pairs, `within:PROBE` within."""
+    if probe.startswith("within:"):
+        return float(generator["within_pair"][probe.removeprefix("within:")]["auc"])
+    return float(generator["auc"][probe]["auc"])
 
 
 def distributions(items: Sequence[Item], twins: Sequence[Item]) -> dict[str, Any]:
@@ -203,6 +303,7 @@ def audit_similarity(
         if not (exempt and skip_exempt):
             probes["length"] = _cv_scores(_length_features(flat), labels, groups, seed)
             probes["ngrams"] = _ngram_scores(flat, labels, groups, seed)
+            probes["trained"] = _trained_scores(flat, labels, groups, seed)
             if perplexity is not None:
                 probes["perplexity"] = _cv_scores(perplexity(flat)[:, None], labels, groups, seed)
         for probe, rule in RULES.items():
@@ -212,8 +313,16 @@ def audit_similarity(
             probe: paired_auc_interval(scores[0::2], scores[1::2], seed)
             for probe, scores in probes.items()
         }
+        within = {
+            probe: within_pair_interval(scores[0::2], scores[1::2], seed)
+            for probe, scores in probes.items()
+        }
         over = [
             p for p, a in aucs.items() if a["auc"] > bound and not (exempt and p in LANGUAGE_PROBES)
+        ] + [
+            f"within:{p}"
+            for p, a in within.items()
+            if a["auc"] > bound and not (exempt and p in LANGUAGE_PROBES)
         ]
         out[f"{name}@{version}"] = {
             "generator": name,
@@ -221,6 +330,7 @@ def audit_similarity(
             "family": family[(name, version)].value,
             "pairs": len(pairs),
             "auc": aucs,
+            "within_pair": within,
             **distributions([p[0] for p in pairs], [p[1] for p in pairs]),
             "shortcut": shortcut_scores(pairs, seed),
             "over_bound": over,

@@ -117,7 +117,13 @@ def audit_similarity_command(
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the JSON only")] = False,
 ) -> None:
-    """Can a probe tell items from twins? Cross-validated AUC per generator and feature set."""
+    """Can a probe tell items from twins? Cross-validated AUC per generator and feature set.
+
+    Probes: length, word n-grams, a trained probe (character n-grams + simple counts), every
+    relational rule, and (--perplexity) SmolLM2's NLL. Each is read between pairs (AUC) and
+    within pairs (share of pairs whose item scores above its twin); a version over the bound on
+    either is marked, and `build --strict` refuses it.
+    """
     from rich.table import Table
 
     from twinbench.audit.similarity import audit_similarity, smollm2_perplexity
@@ -141,6 +147,7 @@ def audit_similarity_command(
     grid.add_column("pairs", justify="right")
     for p in probes:
         grid.add_column(p.replace("_", " "), justify="right")
+    grid.add_column("within pairs (max)", justify="right")
     grid.add_column("shortcut ideal pairs", justify="right")
     grid.add_column("verdict")
     for name, g in result["generators"].items():
@@ -149,6 +156,9 @@ def audit_similarity_command(
             a = g["auc"].get(p)
             text = "-" if a is None else f"{a['auc']:.2f}"
             cells.append(f"[bold red]{text}[/]" if p in g["over_bound"] else text)
+        top = max(g["within_pair"], key=lambda p: g["within_pair"][p]["auc"])
+        text = f"{g['within_pair'][top]['auc']:.2f} {top.replace('_', ' ')}"
+        cells.append(f"[bold red]{text}[/]" if f"within:{top}" in g["over_bound"] else text)
         verdict = "ok" if g["passes"] else "OVER: " + ", ".join(g["over_bound"])
         if g["exempt"]:
             verdict += f" (exempt from {', '.join(g['exempt'])})"
