@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from twinbench import arguments as arg
+from twinbench.arguments import ItemsArg, LanguagesArg, PathArg, ResponsesArg, SystemArg
 from twinbench.builder import BuildResult
 from twinbench.builder import build as _build
 from twinbench.comparison import compare as _compare
@@ -23,21 +25,17 @@ from twinbench.documents import Comparison, Metrics, Report
 from twinbench.evaluation import EVAL_PAIRS_PER_FAMILY, Evaluation
 from twinbench.evaluation import evaluate as _evaluate
 from twinbench.graded import ExpectedCache, GradedRun, grade_run
-from twinbench.jsonl import InputError, load_models
+from twinbench.jsonl import InputError
 from twinbench.metrics.cost import load_cost_table
-from twinbench.records import Item
 from twinbench.reporter import build_report, report_runs, write_report
-from twinbench.runner import RunPlan, load_benchmark
+from twinbench.runner import RunPlan
 from twinbench.runner import run as _run
 from twinbench.runrecord import RunRecord, load_run
 from twinbench.systems import SystemOptions, make_system
-from twinbench.systems.base import System
-
-PathLike = str | Path
 
 
 def build(
-    out: PathLike,
+    out: PathArg,
     *,
     seed: int = 0,
     per_generator: int | None = None,
@@ -46,21 +44,16 @@ def build(
 ) -> BuildResult:
     """Build a benchmark from the embedded corpus into `out` (items.jsonl, holdout/,
     manifest.json), with fixed, equal family shares; the same arguments give the same bytes."""
+    folder = arg.path(out, "build: out")
     return _build(
-        Path(out), seed=seed, per_generator=per_generator, generators=generators, holdout=holdout
+        folder, seed=seed, per_generator=per_generator, generators=generators, holdout=holdout
     )
 
 
-def _items(benchmark: PathLike | Sequence[Item]) -> list[Item]:
-    if isinstance(benchmark, str | Path):
-        return load_benchmark(Path(benchmark))
-    return list(benchmark)
-
-
 def run(
-    system: System | str,
-    benchmark: PathLike,
-    out: PathLike,
+    system: SystemArg,
+    benchmark: ItemsArg,
+    out: PathArg,
     *,
     trials: int = 1,
     permutations: int = 1,
@@ -70,82 +63,96 @@ def run(
     options: SystemOptions | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> RunRecord:
-    """Send a benchmark folder's public items to `system` and append its responses to
+    """Send a benchmark's public items to `system` and append its responses to
     `out/responses.jsonl` (resumable: the same call continues a stopped run).
 
     `system` is a spec (see `twinbench systems`) or a System: any object with a `card`
-    (SystemCard) and `respond(requests) -> list[Response]`.
+    (SystemCard) and `respond(requests) -> list[Response]`. `benchmark` is a benchmark folder,
+    an items.jsonl file or the items themselves (run.json then names no benchmark).
     """
-    items = load_benchmark(Path(benchmark), limit)
-    chosen = (
-        make_system(system, options or SystemOptions(seed=seed))
-        if isinstance(system, str)
-        else system
-    )
+    chosen = arg.system(system, "run: system")
+    folder = arg.path(out, "run: out")
+    items = arg.items(benchmark, "run: benchmark", limit)
+    if isinstance(chosen, str):
+        chosen = make_system(chosen, options or SystemOptions(seed=seed))
     plan = RunPlan(items, trials=trials, permutations=permutations, batch_size=batch_size)
-    return _run(chosen, plan, Path(out), seed=seed, progress=progress, benchmark=Path(benchmark))
+    source = Path(benchmark) if arg.is_path(benchmark) else None
+    return _run(chosen, plan, folder, seed=seed, progress=progress, benchmark=source)
 
 
 def grade(
-    benchmark: PathLike | Sequence[Item],
-    responses: PathLike,
+    benchmark: ItemsArg,
+    responses: ResponsesArg,
     *,
-    languages: Sequence[str] | None = None,
-    costs: PathLike | None = None,
+    languages: LanguagesArg = None,
+    costs: PathArg | None = None,
 ) -> Metrics:
-    """Every metric of one run: `responses` is a run folder or a responses.jsonl file;
-    `benchmark` a benchmark folder, an items.jsonl file or the items themselves.
+    """Every metric of one run: `responses` is a run folder, a responses.jsonl file or the
+    responses themselves; `benchmark` a benchmark folder, an items.jsonl file or the items.
 
     The declared languages are `languages` if given, else the run's system card, else `en`.
     """
-    if isinstance(benchmark, str | Path) and Path(benchmark).is_file():
-        items = [item for _, item in load_models(Path(benchmark), Item)]
-    else:
-        items = _items(benchmark)
-    graded = graded_run(items, responses, languages=languages)
-    return graded.metrics(load_cost_table(None if costs is None else Path(costs)))
+    table = None if costs is None else arg.existing(costs, "grade: costs", arg.COSTS)
+    graded = _graded(benchmark, responses, languages, "grade")
+    return graded.metrics(load_cost_table(table))
 
 
 def graded_run(
-    items: Sequence[Item], responses: PathLike, *, languages: Sequence[str] | None = None
+    items: ItemsArg, responses: ResponsesArg, *, languages: LanguagesArg = None
 ) -> GradedRun:
-    """One run graded row by row (for graded rows or custom metrics)."""
-    return grade_run(items, Path(responses), tuple(languages) if languages else None)
+    """One run graded row by row (for graded rows or custom metrics); the arguments are
+    those of `grade`."""
+    return _graded(items, responses, languages, "graded_run", "items")
+
+
+def _graded(
+    items: ItemsArg,
+    responses: ResponsesArg,
+    languages: LanguagesArg,
+    caller: str,
+    items_name: str = "benchmark",
+) -> GradedRun:
+    chosen = arg.items(items, f"{caller}: {items_name}")
+    run_arg = arg.responses(responses, f"{caller}: responses")
+    return grade_run(chosen, run_arg, arg.languages(languages, f"{caller}: languages"))
 
 
 def report(
-    folder: PathLike, *, languages: Sequence[str] | None = None, seed: int = 7, write: bool = True
+    folder: PathArg, *, languages: LanguagesArg = None, seed: int = 7, write: bool = True
 ) -> Report:
     """Grade every run of `folder` (benchmark/ and runs/*/) once and compute the report;
     with `write`, also write metrics.json, report.md and report.html into it."""
-    built = build_report(report_runs(Path(folder), tuple(languages) if languages else None), seed)
+    where = arg.existing(folder, "report: folder", arg.FOLDER)
+    declared = arg.languages(languages, "report: languages")
+    built = build_report(report_runs(where, declared), seed)
     if write:
-        write_report(Path(folder), built)
+        write_report(where, built)
     return built
 
 
 def compare(
-    runs: Sequence[PathLike],
+    runs: Sequence[PathArg],
     *,
-    benchmark: PathLike | None = None,
-    languages: Sequence[str] | None = None,
+    benchmark: ItemsArg | None = None,
+    languages: LanguagesArg = None,
     seed: int = 7,
 ) -> Comparison:
     """Paired per-family differences between two or more runs of one benchmark (the one the
     first run's run.json names unless `benchmark` is given)."""
-    folders = [Path(r) for r in runs]
-    if len(folders) < 2:
+    given = arg.runs(runs, "compare: runs")
+    if len(given) < 2:
         raise InputError("compare needs at least two run folders")
-    bench = Path(benchmark) if benchmark is not None else _benchmark_of(folders[0])
-    cache = ExpectedCache(load_benchmark(bench))
-    override = tuple(languages) if languages else None
+    folders = [p if p.is_dir() else p.parent for p in given]
+    bench = benchmark if benchmark is not None else _benchmark_of(folders[0])
+    cache = ExpectedCache(arg.items(bench, "compare: benchmark"))
+    override = arg.languages(languages, "compare: languages")
     tables = {}
-    for folder in folders:
+    for run_path, folder in zip(given, folders, strict=True):
         record = load_run(folder)
         name = record.system.name if record is not None else folder.name
         if name in tables:
             name = f"{name} ({folder})"
-        tables[name] = grade_run(cache, folder, override).table
+        tables[name] = grade_run(cache, run_path, override).table
     return Comparison.model_validate(_compare(tables, seed=seed))
 
 
@@ -157,13 +164,16 @@ def _benchmark_of(run_folder: Path) -> Path:
 
 
 def evaluate(
-    out: PathLike = "twinbench-out",
-    system: System | str = "smollm2",
+    out: PathArg = "twinbench-out",
+    system: SystemArg = "smollm2",
     *,
     seed: int = 0,
     per_family: int = EVAL_PAIRS_PER_FAMILY,
-    languages: Sequence[str] | None = None,
+    languages: LanguagesArg = None,
 ) -> Evaluation:
     """The main job: build the default benchmark, run `system` and the shortcut reference,
     grade each run once, and write every run's metrics and the report into `out`."""
-    return _evaluate(Path(out), system, seed=seed, per_family=per_family, languages=languages)
+    folder = arg.path(out, "evaluate: out")
+    chosen = arg.system(system, "evaluate: system")
+    declared = arg.languages(languages, "evaluate: languages")
+    return _evaluate(folder, chosen, seed=seed, per_family=per_family, languages=declared)

@@ -13,10 +13,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from twinbench.documents import Metrics
-from twinbench.grader import ExpectedTable, GradedTable, Outcome, expected_table, grade_file
+from twinbench.grader import (
+    ExpectedTable,
+    GradedTable,
+    Outcome,
+    expected_table,
+    grade_file,
+    grade_rows,
+)
+from twinbench.jsonl import record_dict
 from twinbench.metrics.cost import CostTable, load_cost_table
 from twinbench.metrics.summary import summarize
-from twinbench.records import FAMILIES, GradedRow, Item
+from twinbench.records import FAMILIES, GradedRow, Item, Response
 from twinbench.runner import run_languages
 from twinbench.runrecord import RunRecord, load_run
 
@@ -84,25 +92,30 @@ class GradedRun:
 
 def grade_run(
     items: Sequence[Item] | ExpectedCache,
-    run: Path,
+    run: Path | Sequence[Response],
     languages: tuple[str, ...] | None = None,
     *,
     name: str | None = None,
 ) -> GradedRun:
-    """Grade a run folder (its responses.jsonl) or a responses file against `items`.
+    """Grade a run folder (its responses.jsonl), a responses file or Response records
+    against `items`.
 
     `languages` overrides the declared languages; otherwise they come from the run.json
-    beside the responses (`en` when there is none). Pass an ExpectedCache to grade several
-    runs of one benchmark without rebuilding the expected table for each.
+    beside the responses (`en` when there is none, as for records). Pass an ExpectedCache to
+    grade several runs of one benchmark without rebuilding the expected table for each.
+    Problems in records name them as `responses:N` (N counts from 1, like lines).
     """
-    folder, responses = (run, run / RESPONSES) if run.is_dir() else (run.parent, run)
-    declared = run_languages(folder, languages)
     cache = items if isinstance(items, ExpectedCache) else ExpectedCache(items)
-    table = cache.get(declared)
+    if not isinstance(run, Path):
+        table = cache.get(languages or ("en",))
+        rows = (("responses", n, record_dict(r)) for n, r in enumerate(run, start=1))
+        graded, record = grade_rows(rows, table), None
+        name = name or (run[0].system if run else "responses")
+    else:
+        folder, responses = (run, run / RESPONSES) if run.is_dir() else (run.parent, run)
+        table = cache.get(run_languages(folder, languages))
+        graded, record = grade_file(responses, table), load_run(folder)
+        name = name or folder.name
     return GradedRun(
-        name=name or folder.name,
-        table=grade_file(responses, table),
-        languages=table.languages,
-        record=load_run(folder),
-        items=cache.items,
+        name=name, table=graded, languages=table.languages, record=record, items=cache.items
     )
