@@ -5,7 +5,8 @@ Usage: python scripts/audit_table.py [--seeds 0,1,2]
 Builds the default benchmark at each seed (in memory, family shares applied as `build` does),
 runs the similarity audit and prints Markdown: one row per generator@version and seed, one
 column per probe (AUC [95% pair-bootstrap CI]; probes a generator is exempt from in brackets),
-the shortcut system's ideal-pair rate with its interval, and the verdict.
+the largest within-pair share and its probe, the shortcut system's ideal-pair rate with its
+interval, and the verdict.
 """
 
 from __future__ import annotations
@@ -34,6 +35,10 @@ def main() -> None:
                 a = g["auc"][probe]
                 cell = f"{a['auc']:.2f} [{a['low']:.2f}, {a['high']:.2f}]"
                 cells.append(f"({cell})" if probe in g["exempt"] else cell)
+            top = max(g["within_pair"], key=lambda p: g["within_pair"][p]["auc"])
+            w = g["within_pair"][top]
+            cell = f"{w['auc']:.2f} [{w['low']:.2f}, {w['high']:.2f}] {top}"
+            cells.append(f"({cell})" if top in g["exempt"] else cell)
             rate = g["shortcut"]["ideal_pair_rate"]
             verdict = "ok" if g["passes"] else "**over**: " + ", ".join(g["over_bound"])
             rows.append(
@@ -41,9 +46,10 @@ def main() -> None:
                 + [f"{rate['estimate']:.2f} [{rate['low']:.2f}, {rate['high']:.2f}]", verdict]
             )
     assert probes is not None
-    header = ["generator", "seed", "pairs", *probes, "shortcut ideal pairs", "verdict"]
+    header = ["generator", "seed", "pairs", *probes, "within pairs (max)"]
+    header += ["shortcut ideal pairs", "verdict"]
     print("| " + " | ".join(header) + " |")
-    print("|---|---:|---:|" + "---:|" * (len(probes) + 1) + "---|")
+    print("|---|---:|---:|" + "---:|" * (len(probes) + 2) + "---|")
     for row in sorted(rows, key=lambda r: (r[0], r[1])):
         print("| " + " | ".join(row) + " |")
 
