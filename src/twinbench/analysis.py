@@ -53,7 +53,8 @@ def analyse_system(
     n = counts(classes)
     rates = per_cluster_rates(g, classes)
     answered_present = rates["present_valid"] - rates["present_abstain"]
-    right_present = pair_counts(g.pair, g.answerable & (classes == 1), len(rates["present_valid"]))
+    clusters = len(rates["present_valid"])
+    right_present = pair_counts(g.cluster, g.answerable & (classes == 1), clusters)
     num = np.vstack([rates["present_abstain"], rates["absent_abstain"], right_present])
     den = np.vstack([rates["present_valid"], rates["absent_valid"], answered_present])
     shift, both = _per_pair_shift(rates)

@@ -30,7 +30,8 @@ def compare(
     tables: dict[str, GradedTable], seed: int = 7, resamples: int = 10_000, draws: int = 20_000
 ) -> dict[str, Any]:
     """Every (A, B, family, metric) comparison with interval, p and Holm-adjusted p."""
-    pairs = max(int(g.pair.max(initial=-1)) + 1 for g in tables.values())
+    # clusters of pairs (grader.cluster_key) are the resampling and sign-flip unit
+    pairs = max(int(g.cluster.max(initial=-1)) + 1 for g in tables.values())
     rows: list[dict[str, Any]] = []
     for a, b in combinations(sorted(tables), 2):
         for f, family in enumerate(FAMILIES):

@@ -92,15 +92,33 @@ class ExpectedTable:
     family: IntArray
     answerable: BoolArray
     pair: IntArray
+    #: the resampling unit of every interval and paired test: pairs that share a source
+    #: (translation: the same English scenario in three languages) form one cluster
+    cluster: IntArray
     kind: list[int]
     answer: list[Any]
     languages: tuple[str, ...]
+
+
+def cluster_key(item: Item) -> tuple[str, str]:
+    """The cluster an item's pair belongs to: its generator and the source record the pair was
+    made from (`provenance.source_id`), else the pair itself.
+
+    Pairs made from one source are not independent: the translation generator turns one English
+    scenario into pairs in three languages whose twins are the same English text, and the NLI
+    importers make several pairs of one premise. Resampling pairs would count each copy as new
+    evidence and give intervals that are too narrow, so intervals and paired tests resample
+    clusters. The ideal-pair rate still matches an item with its own twin (`pair`)."""
+    source = item.provenance.get("source_id")
+    return item.generator.name, str(source) if source is not None else f"pair:{item.pair_id}"
 
 
 def expected_table(items: Sequence[Item], languages: Iterable[str] = ("en",)) -> ExpectedTable:
     """Compile items into the lookup the grader uses, applying the declared-language rule."""
     declared = tuple(sorted(set(languages)))
     pairs: dict[str, int] = {}
+    clusters: dict[tuple[str, str], int] = {}
+    cluster: list[int] = []
     family: list[int] = []
     answerable: list[bool] = []
     pair: list[int] = []
@@ -125,6 +143,7 @@ def expected_table(items: Sequence[Item], languages: Iterable[str] = ("en",)) ->
         family.append(_FAMILY_INDEX[fam])
         answerable.append(ok)
         pair.append(pairs.setdefault(item.pair_id, len(pairs)))
+        cluster.append(clusters.setdefault(cluster_key(item), len(clusters)))
     ids = [item.id for item in items]
     return ExpectedTable(
         ids=ids,
@@ -132,6 +151,7 @@ def expected_table(items: Sequence[Item], languages: Iterable[str] = ("en",)) ->
         family=np.array(family, dtype=np.int64),
         answerable=np.array(answerable, dtype=bool),
         pair=np.array(pair, dtype=np.int64),
+        cluster=np.array(cluster, dtype=np.int64),
         kind=kind,
         answer=answer,
         languages=declared,
@@ -146,6 +166,7 @@ class GradedTable:
     family: IntArray
     answerable: BoolArray
     pair: IntArray
+    cluster: IntArray
     trial: IntArray
     permutation: IntArray
     outcome: IntArray
@@ -308,6 +329,7 @@ def grade_rows(
         family=table.family[items],
         answerable=table.answerable[items],
         pair=table.pair[items],
+        cluster=table.cluster[items],
         trial=np.array(trial_col, dtype=np.int64),
         permutation=np.array(perm_col, dtype=np.int64),
         outcome=np.array(outcome_col, dtype=np.int64),

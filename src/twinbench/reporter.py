@@ -51,12 +51,12 @@ def report_runs(folder: Path, languages: tuple[str, ...] | None = None) -> dict[
 
 def family_intervals(g: GradedTable, seed: int, resamples: int = 2_000) -> dict[str, Any]:
     """Per family: recall, precision and twin accuracy with cluster-bootstrap intervals."""
-    pairs = int(g.pair.max(initial=-1)) + 1
+    pairs = int(g.cluster.max(initial=-1)) + 1  # the resampling unit (grader.cluster_key)
     out: dict[str, Any] = {}
     for f, family in enumerate(FAMILIES):
         recall_hits, recall_n = tallies(g, f, False, Outcome.CORRECT_ABSTAIN, pairs)
         twin_hits, twin_n = tallies(g, f, True, Outcome.CORRECT_ANSWER, pairs)
-        claimed = pair_counts(g.pair, g.valid & g.abstain & (g.reason == f), pairs)
+        claimed = pair_counts(g.cluster, g.valid & g.abstain & (g.reason == f), pairs)
         block: dict[str, Any] = {}
         for name, num, den in (
             ("recall", recall_hits, recall_n),

@@ -70,11 +70,12 @@ def paired_metrics(n: dict[str, int]) -> dict[str, float | None]:
 
 
 def per_cluster_rates(g: GradedTable, classes: np.ndarray) -> dict[str, np.ndarray]:
-    """Per pair: abstentions and valid responses in each condition (trials pooled)."""
-    pairs = int(g.pair.max(initial=-1)) + 1
+    """Per cluster (a pair, or the pairs of one source): abstentions and valid responses in
+    each condition (trials pooled)."""
+    pairs = int(g.cluster.max(initial=-1)) + 1
 
     def tally(mask: BoolArray) -> np.ndarray:
-        return pair_counts(g.pair, mask, pairs)
+        return pair_counts(g.cluster, mask, pairs)
 
     present, absent = g.answerable, ~g.answerable
     return {

@@ -46,6 +46,6 @@ def outcome_tallies(
     """(rows with `outcome`, valid rows) per pair over a family's items (`answerable`
     False) or twins: e.g. recall's numerator and denominator, pair by pair."""
     rows = g.valid & (g.family == family) & (g.answerable == answerable)
-    return pair_counts(g.pair, rows & (g.outcome == outcome), pairs), pair_counts(
-        g.pair, rows, pairs
+    return pair_counts(g.cluster, rows & (g.outcome == outcome), pairs), pair_counts(
+        g.cluster, rows, pairs
     )
