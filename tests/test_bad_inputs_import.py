@@ -210,7 +210,55 @@ def test_mnli_skips_a_blank_premise(tmp_path: Path) -> None:
     path = _write(tmp_path / "mnli.jsonl", [json.dumps(r) for r in rows])
     pairs = IMPORTERS["mnli"](path, 0)
     _check_items(pairs)
-    assert [p.item.provenance["source_id"] for p in pairs] == ["102"]
+    assert [p.item.provenance["source_id"] for p in pairs] == ["102", "104"]
+
+
+# --- mnli: tab-separated (MultiNLI's .txt, GLUE's dev_matched.tsv) ---------------------------
+
+
+def _mnli_tsv(tmp_path: Path, name: str, edit: Any) -> Path:
+    rows = [line.split("\t") for line in _lines(SOURCES / name)]
+    edit(rows)
+    return _write(tmp_path / name, ["\t".join(r) for r in rows])
+
+
+@pytest.mark.parametrize(
+    ("name", "edit", "message"),
+    [
+        (
+            "multinli-dev-mini.txt",
+            lambda rows: rows.__setitem__(3, rows[3][:9]),
+            r"multinli-dev-mini\.txt:4: 9 fields, the header has 15$",
+        ),
+        (
+            "multinli-dev-mini.txt",
+            lambda rows: rows[0].__setitem__(rows[0].index("sentence1"), "premise"),
+            r"multinli-dev-mini\.txt:1: expected MultiNLI columns gold_label, sentence1, "
+            r"sentence2, promptID \(missing: sentence1\)$",
+        ),
+        (  # GLUE's test_matched.tsv has no gold_label column: nothing to pair
+            "glue-mnli-dev_matched-mini.tsv",
+            lambda rows: [row.pop() for row in rows],
+            r"dev_matched-mini\.tsv:1: expected MultiNLI columns .* \(missing: gold_label\)$",
+        ),
+        (
+            "glue-mnli-dev_matched-mini.tsv",
+            lambda rows: rows[5].append("extra"),
+            r"dev_matched-mini\.tsv:6: 17 fields, the header has 16$",
+        ),
+    ],
+    ids=["short-row", "column", "no-gold-label", "long-row"],
+)
+def test_mnli_tsv_bad_rows_name_their_row(
+    name: str, edit: Any, message: str, tmp_path: Path, runner: CliRunner
+) -> None:
+    _import(runner, "mnli", _mnli_tsv(tmp_path, name, edit), message)
+
+
+def test_mnli_tsv_invalid_utf8_names_its_line(tmp_path: Path, runner: CliRunner) -> None:
+    path = _mnli_tsv(tmp_path, "multinli-dev-mini.txt", lambda rows: None)
+    path.write_bytes(path.read_bytes().replace(b"council", b"c\xf6uncil", 1))
+    _import(runner, "mnli", path, r"multinli-dev-mini\.txt:5: not UTF-8 text \(byte 0xf6\)$")
 
 
 # --- xnli: TSV ------------------------------------------------------------------------------
@@ -256,6 +304,38 @@ def test_xnli_skips_a_blank_translated_premise(tmp_path: Path) -> None:
     pairs = IMPORTERS["xnli"](_tsv(tmp_path, rows), 0)
     _check_items(pairs)
     assert [p.item.id for p in pairs] == [f"xnli_import:7.{x}:u" for x in ("ru", "zh")]
+
+
+# --- xnli: JSON Lines (xnli.test.jsonl) ----------------------------------------------------
+
+
+def _xnli_jsonl(tmp_path: Path, edit: Any, line: int) -> Path:
+    rows = [json.loads(x) for x in _lines(SOURCES / "xnli-test-mini.jsonl")]
+    edit(rows[line])
+    return _write(tmp_path / "xnli.jsonl", [json.dumps(r) for r in rows])
+
+
+@pytest.mark.parametrize(
+    ("line", "edit", "message"),
+    [
+        (4, lambda r: r.pop("language"), r"xnli\.jsonl:5: missing key 'language'$"),
+        (6, lambda r: r.update(language=["ru"]), r"xnli\.jsonl:7: 'language' must be a string"),
+        (2, lambda r: r.pop("sentence2"), r"xnli\.jsonl:3: missing key 'sentence2'$"),
+    ],
+    ids=["language", "language-type", "sentence2"],
+)
+def test_xnli_jsonl_missing_keys_name_the_line(
+    line: int, edit: Any, message: str, tmp_path: Path, runner: CliRunner
+) -> None:
+    _import(runner, "xnli", _xnli_jsonl(tmp_path, edit, line), message)
+
+
+def test_xnli_jsonl_bad_json_names_its_line(tmp_path: Path, runner: CliRunner) -> None:
+    path = _xnli_jsonl(tmp_path, lambda r: None, 0)
+    lines = _lines(path)
+    lines[1] = lines[1].replace('"gold_label":', '"gold_label"', 1)
+    _write(path, lines)
+    _import(runner, "xnli", path, r"xnli\.jsonl:2: invalid JSON")
 
 
 # --- falseqa: CSV ---------------------------------------------------------------------------

@@ -20,8 +20,8 @@ from twinbench.cli import app
 from twinbench.generators.base import Pair
 from twinbench.importers import IMPORTERS
 from twinbench.importers._common import distinct_options, pick_distractors
-from twinbench.importers.falseqa import rebuttals
-from twinbench.importers.nli import hub_rows
+from twinbench.importers.falseqa import rebuttals, statement
+from twinbench.importers.nli import hub_rows, is_json_lines
 from twinbench.importers.spans import overlaps, passage_spans, span_type
 from twinbench.importers.xnli import hub_spec, script_ok
 from twinbench.importers.xnli_languages import XNLI_LANGUAGES
@@ -150,7 +150,7 @@ def test_squad2_rejects_a_file_that_is_not_squad(tmp_path: Path) -> None:
 
 def test_mnli_swaps_the_contradiction_for_the_entailment() -> None:
     pairs = _import("mnli")
-    assert [p.item.id for p in pairs] == ["mnli_import:101:u", "mnli_import:102:u"]
+    assert [p.item.id for p in pairs] == [f"mnli_import:{n}:u" for n in (101, 102, 104)]
     museum = pairs[0]  # promptID 103 has no gold label and only one hypothesis
     assert sorted(_options(museum.item.question)) == [
         "The museum has a large sculpture garden.",
@@ -171,7 +171,33 @@ def test_mnli_skips_a_premise_whose_hypotheses_collide(tmp_path: Path) -> None:
     )
     path = tmp_path / "mnli.jsonl"
     path.write_text(rows, "utf-8")
-    assert [p.item.id for p in IMPORTERS["mnli"](path, 0)] == ["mnli_import:101:u"]
+    assert [p.item.id for p in IMPORTERS["mnli"](path, 0)] == [
+        "mnli_import:101:u",
+        "mnli_import:104:u",
+    ]
+
+
+@pytest.mark.parametrize("name", ["multinli-dev-mini.txt", "glue-mnli-dev_matched-mini.tsv"])
+def test_mnli_reads_the_tab_separated_layouts_as_the_jsonl(name: str) -> None:
+    pairs = IMPORTERS["mnli"](SOURCES / name, 0)
+    assert pairs == _import("mnli")
+    sign = pairs[2]  # its premise opens with a quote, left as it is (no CSV quoting)
+    assert sign.item.state == '"Bring your own cup," reads the sign at the café door.'
+    assert sign.twin.expected.answer == "The sign asks customers to bring a cup."
+    assert sorted(_options(sign.item.question)) == [
+        "The café sells its own mugs.",
+        "The sign tells customers to leave their cups at home.",
+    ]
+
+
+def test_nli_layout_is_told_by_the_first_line_when_the_name_does_not(tmp_path: Path) -> None:
+    jsonl = tmp_path / "dev_matched.txt"  # JSON Lines under a TSV name
+    jsonl.write_bytes(b"\xef\xbb\xbf\n" + (SOURCES / FIXTURES["mnli"]).read_bytes())
+    tsv = tmp_path / "dev_matched"  # no extension
+    tsv.write_bytes((SOURCES / "glue-mnli-dev_matched-mini.tsv").read_bytes())
+    assert is_json_lines(jsonl) and not is_json_lines(tsv)
+    assert is_json_lines(tmp_path / "broken.jsonl")  # the name decides: "invalid JSON" errors
+    assert IMPORTERS["mnli"](jsonl, 0) == IMPORTERS["mnli"](tsv, 0) == _import("mnli")
 
 
 # --- XNLI -----------------------------------------------------------------------------------
@@ -195,6 +221,11 @@ def test_xnli_makes_out_of_language_items_with_english_twins() -> None:
     }
 
 
+def test_xnli_reads_the_official_jsonl_as_the_tsv() -> None:
+    # every key of xnli.test.jsonl is there; the file is JSON Lines, not a TSV to find columns in
+    assert IMPORTERS["xnli"](SOURCES / "xnli-test-mini.jsonl", 0) == _import("xnli")
+
+
 def test_xnli_instruction_table_covers_the_15_languages_in_their_scripts() -> None:
     assert sorted(XNLI_LANGUAGES) == sorted(
         ["ar", "bg", "de", "el", "en", "es", "fr", "hi", "ru", "sw", "th", "tr", "ur", "vi", "zh"]
@@ -212,12 +243,15 @@ def test_xnli_instruction_table_covers_the_15_languages_in_their_scripts() -> No
 def test_falseqa_pairs_row_i_with_row_i_plus_half() -> None:
     pairs = _import("falseqa")
     assert [p.item.id for p in pairs] == [f"falseqa_import:0000{i}:u" for i in range(6)]
-    assert [p.item.provenance["source_rows"] for p in pairs] == [[i, i + 6] for i in range(6)]
+    assert [p.item.provenance["source_rows"] for p in pairs] == [[i, i + 9] for i in range(6)]
     trees = pairs[0]
     assert trees.item.question.instructions == "How many eyes does a tree have?"
     assert trees.twin.question.instructions == "How many eyes does a spider usually have?"
     assert trees.twin.expected.answer == "Most spiders have eight eyes."
-    assert trees.item.state == "Trees have no eyes. Most spiders have eight eyes."
+    assert trees.item.state == (
+        "Trees have no eyes. Most spiders have eight eyes. Neil Armstrong landed on the moon in "
+        "1969. A gas stove flame is usually blue."
+    )
     assert trees.item.provenance["rebuttals"] == [
         "Trees have no eyes.",
         "A tree is a plant, and plants do not have eyes; they sense light with photoreceptor "
@@ -226,8 +260,8 @@ def test_falseqa_pairs_row_i_with_row_i_plus_half() -> None:
     ]
     assert _options(trees.item.question) == [
         "Most spiders have eight eyes.",
-        "Neil Armstrong landed on the moon in 1969.",
         "A gas stove flame is usually blue.",
+        "Neil Armstrong landed on the moon in 1969.",
     ]
     # the rebuttal with an apostrophe is a double-quoted string inside the list
     assert pairs[3].item.provenance["rebuttals"][2] == (
@@ -235,13 +269,33 @@ def test_falseqa_pairs_row_i_with_row_i_plus_half() -> None:
     )
 
 
-def test_falseqa_never_offers_a_yes_no_answer_as_a_distractor() -> None:
+def test_falseqa_options_are_statements_and_every_option_is_in_the_state() -> None:
     pairs = _import("falseqa")
-    penguins = "Yes, penguins swim and dive to catch fish and krill."
-    assert pairs[4].twin.expected.answer == penguins
-    assert [p.item.id for p in pairs if penguins in _options(p.item.question)] == [
-        "falseqa_import:00004:u"
-    ]
+    for pair in pairs:
+        options = _options(pair.twin.question)
+        assert _options(pair.item.question) == options and pair.item.state == pair.twin.state
+        assert pair.twin.expected.answer in options
+        assert all(len(option.split()) >= 4 for option in options)  # never "Three." or "In 1889."
+        assert all(option in pair.twin.state for option in options)  # not the gold alone
+    # the gold ends the state by the draw, not always (it did in every pair of version 2)
+    ends = [p.twin.state.endswith(p.twin.expected.answer) for p in pairs]
+    assert ends == [False, False, True, True, False, True]
+
+
+def test_falseqa_drops_yes_no_and_skips_answers_that_are_no_statement() -> None:
+    pairs = _import("falseqa")
+    penguins = pairs[4]
+    assert penguins.twin.expected.answer == "Penguins swim and dive to catch fish and krill."
+    assert penguins.item.provenance["true_answer"] == (
+        "Yes, penguins swim and dive to catch fish and krill."
+    )
+    options = {o for p in pairs for o in _options(p.item.question)}
+    assert not [o for o in options if normalize_option(o).split()[0] in ("yes", "no")]
+    # rows 6-8 answer "Three.", "In 1889." and "Yes, they are.": no pair, never an option
+    assert max(p.item.provenance["source_rows"][0] for p in pairs) == 5
+    assert statement("Yes, penguins swim and dive.") == "Penguins swim and dive."
+    assert statement("No,  ice floats   on water.") == "Ice floats on water."
+    assert [statement(a) for a in ("Three.", "In 1921.", "Yes, they are.", "")] == [None] * 4
 
 
 def test_falseqa_rebuttals_are_literals_never_code() -> None:
@@ -266,16 +320,18 @@ def test_falseqa_dedupes_answers_that_normalise_alike(tmp_path: Path) -> None:
             ("Who founded Normandy in 1066?", "['Normandy was founded in 911.']", 1),
             ("Who ruled Normandy in 1066?", "['Normandy was ruled by a duke.']", 1),
             ("Who sailed from Norway in 1066?", "['Not only Norwegians sailed.']", 1),
-            ("Who settled Normandy in 911?", "Normans", 0),
-            ("Who gave their name to Normandy?", "normans.", 0),
-            ("Who raided England from Norway?", "The Vikings", 0),
+            ("Who settled Normandy in 911?", "The Normans settled Normandy in 911.", 0),
+            ("Who gave their name to Normandy?", "the normans settled normandy in 911", 0),
+            ("Who raided England from Norway?", "The Vikings raided England from Norway.", 0),
         ],
     )
     pairs = IMPORTERS["falseqa"](path, 0)
+    normans = "The Normans settled Normandy in 911."
+    vikings = "The Vikings raided England from Norway."
     assert [sorted(_options(p.twin.question)) for p in pairs] == [
-        ["Normans", "The Vikings"],
-        ["The Vikings", "normans."],
-        ["Normans", "The Vikings"],
+        [normans, vikings],
+        [vikings, "the normans settled normandy in 911"],
+        [normans, vikings],
     ]
 
 
@@ -284,7 +340,7 @@ def test_falseqa_reads_the_interleaved_layout_and_rejects_a_shuffled_one(tmp_pat
         ("How many eyes does a tree have?", "Trees have no eyes.", 1),
         ("How many eyes does a spider have?", "Most spiders have eight eyes.", 0),
         ("Why do fish breathe air?", "Most fish take oxygen from water.", 1),
-        ("Why do whales breathe air?", "Whales have lungs.", 0),
+        ("Why do whales breathe air?", "Whales have lungs and breathe air.", 0),
     ]
     pairs = IMPORTERS["falseqa"](_csv(tmp_path / "inter.csv", rows), 0)
     assert [p.twin.question.instructions for p in pairs] == [rows[1][0], rows[3][0]]
@@ -329,7 +385,7 @@ def _mnli_hub(datasets: Any, folder: Path) -> Path:
             "genre": r["genre"],
             "label": NLI_LABELS.index(r["gold_label"]) if r["gold_label"] in NLI_LABELS else -1,
         }
-        for r in [official[i] for i in (0, 3, 1, 4, 6, 2, 5)]  # premises never contiguous
+        for r in [official[i] for i in (0, 3, 7, 1, 4, 8, 6, 2, 9, 5)]  # premises never contiguous
     ]
     features = datasets.Features(
         {
@@ -530,7 +586,7 @@ def test_hf_folder_without_the_split_is_one_clear_error(hf: Any, tmp_path: Path)
 
 @pytest.mark.parametrize(
     ("kind", "build", "count"),
-    [("mnli", _mnli_hub, 2), ("xnli", _xnli_per_language, 4), ("squad2", _squad_hub, 8)],
+    [("mnli", _mnli_hub, 3), ("xnli", _xnli_per_language, 4), ("squad2", _squad_hub, 8)],
 )
 def test_import_cli_reads_hf_folders_into_valid_benchmarks(
     hf: Any, kind: str, build: Any, count: int, tmp_path: Path, runner: CliRunner
@@ -547,12 +603,21 @@ def test_import_cli_reads_hf_folders_into_valid_benchmarks(
 
 
 @pytest.mark.parametrize(
-    ("kind", "count"), [("squad2", 8), ("mnli", 2), ("xnli", 3), ("falseqa", 6)]
+    ("kind", "name", "count"),
+    [
+        ("squad2", FIXTURES["squad2"], 8),
+        ("mnli", FIXTURES["mnli"], 3),
+        ("mnli", "multinli-dev-mini.txt", 3),
+        ("mnli", "glue-mnli-dev_matched-mini.tsv", 3),
+        ("xnli", FIXTURES["xnli"], 3),
+        ("xnli", "xnli-test-mini.jsonl", 3),
+        ("falseqa", FIXTURES["falseqa"], 6),
+    ],
 )
 def test_import_cli_writes_a_valid_benchmark(
-    kind: str, count: int, tmp_path: Path, runner: CliRunner
+    kind: str, name: str, count: int, tmp_path: Path, runner: CliRunner
 ) -> None:
-    source = str(SOURCES / FIXTURES[kind])
+    source = str(SOURCES / name)
     result = runner.invoke(app, ["import", kind, source, "--out", str(tmp_path)])
     assert result.exit_code == 0, result.output
     assert validate_files(tmp_path / "items.jsonl") == []

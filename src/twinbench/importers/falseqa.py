@@ -7,12 +7,13 @@ false-premise answer is a rebuttal, in `test.csv` a stringified Python list of r
 (rows alternating 1, 0, 1, 0, each false-premise row followed by its revision) is read too;
 any other order is rejected rather than guessed at (a shuffled sample has no pairing).
 
-One pair per false-premise row: the state is the first rebuttal followed by the true-premise
-answer; the item asks the false-premise question, the twin the true-premise one, both over
-the true-premise answer and two other pairs' answers (never yes/no answers, which could
-answer any polar question; never one equal to another option after normalisation). A pair
-with a blank question, rebuttal or answer is skipped; a row with a missing field or a label
-other than 0 or 1 is refused, naming its CSV row (the header is row 1).
+One pair per false-premise row whose revision has a usable answer: the item asks the
+false-premise question, the twin the true-premise one, both over the same options and state.
+The options are the true-premise answer as a `statement` and two other pairs' statements;
+the state is the first rebuttal followed by all three statements in a seeded order (see
+`import_falseqa` for why). A pair with a blank question or rebuttal, or whose answer is no
+statement ("Three.", "In 1921.", "Yes, they are."), is skipped; a row with a missing field
+or a label other than 0 or 1 is refused, naming its CSV row (the header is row 1).
 """
 
 from __future__ import annotations
@@ -21,16 +22,17 @@ import ast
 from pathlib import Path
 from typing import Any
 
-from twinbench.generators.base import Pair, item_seed, make_pair, permute_options
+from twinbench.generators.base import Pair, item_seed, join, make_pair, permute_options
 from twinbench.importers._common import csv_rows, hf_rows, hf_where, pick_distractors, required
 from twinbench.jsonl import InputError
 from twinbench.normalize import normalize_option
 from twinbench.records import ChoiceQuestion, GeneratorRef, ReasonCode
 
-GENERATOR = GeneratorRef(name="falseqa_import", version="2.0.0")
+GENERATOR = GeneratorRef(name="falseqa_import", version="3.0.0")
 DISTRACTORS = 2
 COLUMNS = ("question", "answer", "label")
 POLAR = {"yes", "no", "yeah", "nope"}
+MIN_STATEMENT_WORDS = 4
 
 
 def _rows(path: Path | str) -> list[dict[str, Any]]:
@@ -80,17 +82,33 @@ def rebuttals(answer: str) -> list[str]:
     return [" ".join(text.split())] if text else []
 
 
-def _polar(answer: str) -> bool:
-    words = normalize_option(answer).split()
-    return bool(words) and words[0] in POLAR
+def statement(answer: str) -> str | None:
+    """A true-premise answer as a statement that stands without its question: a leading
+    yes/no word dropped ("Yes, penguins swim." -> "Penguins swim."), then at least
+    MIN_STATEMENT_WORDS words; None for a short answer ("Three.", "In 1921.", "Yes, they are.")."""
+    text = " ".join(answer.split())
+    first, _, rest = text.partition(" ")
+    if normalize_option(first) in POLAR:
+        text = rest[:1].upper() + rest[1:]
+    return text if len(normalize_option(text).split()) >= MIN_STATEMENT_WORDS else None
 
 
 def import_falseqa(path: Path | str, seed: int) -> list[Pair]:
     """One pair per false-premise question: it (the item) and its true-premise revision."""
     rows = _rows(path)
     matched = _pairs_of_rows(rows, path)
-    answers = [" ".join(str(rows[t]["answer"]).split()) for _, t in matched]
-    pool = [a for a in answers if not _polar(a)]
+    # The options are statements only, and all of them are sentences of the state. In 2.0.0
+    # a distractor was any other answer, so it could be of another kind than the gold
+    # ("Three." or "In 1921." beside "Most spiders have eight eyes."), and the gold was the
+    # state's last sentence, word for word: an option's form, or its place in the state,
+    # found the gold without reading the question. Here gold and distractors come from one
+    # population (answers that are statements) and every option is in the state, in an order
+    # of its own, so only matching the question to the statement that answers it finds the
+    # gold. A short answer cannot take part: alone in a state ("Three.") it says nothing, and
+    # only other short answers would be of its kind. A leading yes/no is dropped: the rest is
+    # the statement, and a "No, ..." option would answer any yes/no question.
+    answers = [statement(str(rows[t]["answer"])) for _, t in matched]
+    pool = [a for a in answers if a]
     pairs = []
     for n, (f, t) in enumerate(matched):
         false_row, true_row = rows[f], rows[t]
@@ -105,7 +123,8 @@ def import_falseqa(path: Path | str, seed: int) -> list[Pair]:
         if not distractors:
             continue
         (options,) = permute_options([answer, *distractors], pair_seed)
-        state = f"{said[0]} {answer}"
+        (facts,) = permute_options(options, item_seed(pair_seed, GENERATOR.name, "state"))
+        state = join([said[0], *facts])
         pairs.append(
             make_pair(
                 GENERATOR,
@@ -126,6 +145,7 @@ def import_falseqa(path: Path | str, seed: int) -> list[Pair]:
                     "source_rows": [f, t],  # 0-based data rows (file line = row + 2)
                     "rebuttal": said[0],
                     "rebuttals": said,
+                    "true_answer": " ".join(str(true_row["answer"]).split()),
                     "edit": "FalseQA revised true-premise question",
                 },
             )

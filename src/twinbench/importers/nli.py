@@ -1,4 +1,10 @@
-"""MultiNLI (official JSONL, or nyu-mll/multi_nli via `hf:`) into contradiction pairs.
+"""MultiNLI (an official file, or nyu-mll/multi_nli via `hf:`) into contradiction pairs.
+
+The official files come in two layouts, both read here (and by `xnli`): JSON Lines
+(`multinli_1.0_dev_matched.jsonl`, XNLI's `xnli.test.jsonl`) and tab-separated with a header
+row (`multinli_1.0_dev_matched.txt`, GLUE's `MNLI/dev_matched.tsv`, `xnli.test.tsv`), whose
+columns are found by name, so each layout's column order and extra columns do not matter.
+`is_json_lines` tells them apart.
 
 Per premise with an entailment, a neutral and a contradiction hypothesis, the item asks
 "Which statement is true according to the text?" over {contradiction, neutral} (the one
@@ -16,7 +22,9 @@ the same language. The first hypothesis of each label is used.
 
 from __future__ import annotations
 
+import codecs
 import csv
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -115,20 +123,40 @@ def triples(rows: list[dict[str, Any]]) -> dict[tuple[str, str], Triple]:
     return {k: v for k, v in found.items() if all(label in v for label in LABELS)}
 
 
-#: the columns of an XNLI TSV file that the importer reads
-TSV_COLUMNS = ("language", "gold_label", "sentence1", "sentence2", "promptID")
+#: the columns a tab-separated MultiNLI file must have in its header (others may be there)
+MNLI_COLUMNS = ("gold_label", "sentence1", "sentence2", "promptID")
+JSON_SUFFIXES = (".jsonl", ".json")
 
 
-def read_rows(path: Path | str, split: str, tsv: bool) -> list[dict[str, Any]]:
-    """Rows of an official file (JSONL, or XNLI's TSV), or of an `hf:` dataset; each names
-    where it came from in `_where` (`FILE:LINE`, the TSV row number counting the header)."""
+def is_json_lines(path: Path | str) -> bool:
+    """Whether an official file is JSON Lines rather than tab-separated: its name ends in
+    .jsonl or .json, or its first non-blank line opens a JSON object (a header never does)."""
+    if Path(path).suffix.lower() in JSON_SUFFIXES:
+        return True
+    try:
+        with Path(path).open("rb") as handle:
+            for line in handle:
+                text = line.removeprefix(codecs.BOM_UTF8).strip()
+                if text:
+                    return text.startswith(b"{")
+    except OSError:
+        return False  # the TSV reader names the problem
+    return False
+
+
+def read_rows(
+    path: Path | str, split: str, columns: tuple[str, ...] = MNLI_COLUMNS, what: str = "MultiNLI"
+) -> list[dict[str, Any]]:
+    """Rows of an official file (JSON Lines, or tab-separated with `columns` in its header) or
+    of an `hf:` dataset; each names where it came from in `_where` (`FILE:LINE`)."""
     loaded = hf_rows(path, split)
     if loaded is not None:
         return hub_rows(loaded, path)
-    if tsv:
-        rows = csv_rows(path, TSV_COLUMNS, "XNLI", delimiter="\t", quoting=csv.QUOTE_NONE)
-        return [{**row, "_where": f"{path}:{n}"} for n, row in rows]
-    return [{**row, "_where": f"{path}:{n}"} for n, row in iter_json_lines(Path(path))]
+    if is_json_lines(path):
+        rows: Iterable[tuple[int, dict[str, Any]]] = iter_json_lines(Path(path))
+    else:  # no quoting: the official files leave quotes in sentences as they are
+        rows = csv_rows(path, columns, what, delimiter="\t", quoting=csv.QUOTE_NONE)
+    return [{**row, "_where": f"{path}:{n}"} for n, row in rows]
 
 
 def collide(triple: Triple) -> bool:
@@ -161,7 +189,7 @@ def questions(
 def import_mnli(path: Path | str, seed: int) -> list[Pair]:
     """Contradiction pairs from MultiNLI premises that carry all three labels."""
     pairs = []
-    for (prompt, _), triple in triples(read_rows(path, "validation_matched", tsv=False)).items():
+    for (prompt, _), triple in triples(read_rows(path, "validation_matched")).items():
         if unusable(triple):
             continue
         pair_seed = item_seed(seed, MNLI.name, prompt)

@@ -1,4 +1,5 @@
-"""XNLI (official `xnli.test.tsv`, or facebook/xnli via `hf:`) into out_of_language pairs.
+"""XNLI (official `xnli.test.tsv` or `xnli.test.jsonl`, or facebook/xnli via `hf:`) into
+out_of_language pairs.
 
 The construction of `nli.import_mnli` for each premise in English (the twin) and, for every
 other XNLI language, an out_of_language item: the translated premise and hypotheses, the
@@ -21,11 +22,14 @@ from pathlib import Path
 
 from twinbench.generators.base import Pair, item_seed, make_pair
 from twinbench.generators.scripts import MIN_SCRIPT_SHARE, script_share
-from twinbench.importers.nli import questions, read_rows, triples, unusable
+from twinbench.importers._common import required
+from twinbench.importers.nli import MNLI_COLUMNS, questions, read_rows, triples, unusable
 from twinbench.importers.xnli_languages import XNLI_LANGUAGES
 from twinbench.records import GeneratorRef, ReasonCode
 
 XNLI = GeneratorRef(name="xnli_import", version="1.1.0")
+#: the columns a tab-separated XNLI file must have
+XNLI_COLUMNS = ("language", *MNLI_COLUMNS)
 
 
 def hub_spec(path: Path | str) -> Path | str:
@@ -54,7 +58,10 @@ def script_ok(text: str, language: str) -> bool:
 
 def import_xnli(path: Path | str, seed: int) -> list[Pair]:
     """Out-of-language pairs: each non-English XNLI premise against its English twin."""
-    found = triples(read_rows(hub_spec(path), "test", tsv=True))
+    rows = read_rows(hub_spec(path), "test", XNLI_COLUMNS, "XNLI")
+    for row in rows:  # a JSON Lines row has no header to check: each must name its language
+        required(row, "language", str, str(row["_where"]))
+    found = triples(rows)
     pairs = []
     for (prompt, language), triple in found.items():
         english = found.get((prompt, "en"))
