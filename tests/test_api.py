@@ -123,10 +123,10 @@ def test_graded_rows_are_written_and_re_read(job: Path, tmp_path: Path) -> None:
     assert {r.outcome for r in rows if r.answerable} == {"false_abstain"}
 
 
-def test_evaluate_runs_a_custom_system_beside_the_shortcut(tmp_path: Path) -> None:
+def test_evaluate_runs_a_custom_system_beside_the_references(tmp_path: Path) -> None:
     result = twinbench.evaluate(tmp_path / "out", Keyword(), per_family=2)
     assert result.items_sent == 12
-    assert set(result.report.systems) == {"keyword", "shortcut"}
+    assert set(result.report.systems) == {"keyword", "shortcut", "abstain-by-form"}
     on_disk = json.loads((result.run_folder / "metrics.json").read_text())
     assert on_disk == result.metrics.to_json() == result.report.systems["keyword"].to_json()
 

@@ -41,12 +41,15 @@ class FamilyMetrics(_Document):
     wrong_reason: int
     accuracy: Rate
     ideal_pair_rate: Rate
+    pair_score: Rate
     ideal_pairs: Block
 
 
 class OverallMetrics(_Document):
     """Figures pooled over all items (families weighted by their size)."""
 
+    ideal_pair_rate: Rate
+    pair_score: Rate
     abstention_precision: Rate
     abstention_recall: Rate
     twin_accuracy: Rate

@@ -25,11 +25,15 @@ from twinbench.runner import run as run_plan
 from twinbench.runrecord import RunRecord
 from twinbench.systems import SystemOptions, make_system
 from twinbench.systems.base import System
+from twinbench.systems.baselines import form_codes
 
 #: pairs per family `eval` sends by default: a 2-core CPU run of smollm2 stays under 15 minutes
 EVAL_PAIRS_PER_FAMILY = 120
 #: the reference system run beside every other: rules that read no meaning
 SHORTCUT = "shortcut"
+#: and the reference that reads only the form: what abstaining on everything gets
+ABSTAIN_BY_FORM = "abstain-by-form"
+REFERENCES = (SHORTCUT, ABSTAIN_BY_FORM)
 
 RunSystem = Callable[[System, RunPlan, Path, int, Path], RunRecord]
 
@@ -97,15 +101,18 @@ def evaluate(
         f"({per_family or 'all'} pairs per family)"
     )
     options = SystemOptions(
-        seed=seed, benchmark_languages=tuple(sorted({i.language for i in items}))
+        seed=seed,
+        benchmark_languages=tuple(sorted({i.language for i in items})),
+        form_codes=form_codes(items),
     )
     chosen = make_system(system, options) if isinstance(system, str) else system
     say(f"2/4 running {chosen.card.name} (first use of a local model loads it)")
     run_dir = out / "runs" / run_folder_name(chosen)
     runner(chosen, RunPlan(items), run_dir, seed, bench)
-    if chosen.card.name != SHORTCUT:
-        shortcut = make_system(SHORTCUT, options)
-        runner(shortcut, RunPlan(items), out / "runs" / SHORTCUT, seed, bench)
+    for reference in REFERENCES:
+        if chosen.card.name != reference:
+            made = make_system(reference, options)
+            runner(made, RunPlan(items), out / "runs" / reference, seed, bench)
     say(f"3/4 grading every run in {out / 'runs'}")
     graded = report_runs(out, declared)
     metrics = graded[run_dir.name].metrics()

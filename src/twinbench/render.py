@@ -13,6 +13,8 @@ from twinbench.records import FAMILIES
 
 # every label comes from the metric declarations (twinbench.metrics.registry)
 _FAMILY_COLUMNS = tuple((m.key, m.label) for m in registry.FAMILY)
+#: the terminal table's columns: all but those too wide for 80 columns
+_TERMINAL_COLUMNS = tuple((m.key, m.label) for m in registry.FAMILY if m.terminal)
 MACRO_ROW = "macro mean"
 MACRO_NOTE = "macro mean: every family weighs the same"
 FAMILY_HEADERS = [label for _, label in _FAMILY_COLUMNS]
@@ -36,9 +38,9 @@ def fmt_p(p: float) -> str:
 
 def _overall_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
     overall = summary["overall"]
-    rows = [(label, fmt(overall[key])) for key, label in _OVERALL_ROWS]
     pairs = overall["ideal_pairs"]
-    rows.append(("ideal pair rate", f"{fmt(pairs['rate'])} ({pairs['ideal']}/{pairs['pairs']})"))
+    counted = {"ideal_pair_rate": f" ({pairs['ideal']}/{pairs['pairs']})"}
+    rows = [(label, fmt(overall[key]) + counted.get(key, "")) for key, label in _OVERALL_ROWS]
     conf = summary.get("confidence")
     if conf:
         rows += [
@@ -62,13 +64,15 @@ def _overall_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
     return rows
 
 
-def family_rows(summary: dict[str, Any]) -> list[list[str]]:
-    """The macro mean first, then one row per family: the cells of _FAMILY_COLUMNS."""
+def family_rows(
+    summary: dict[str, Any], columns: tuple[tuple[str, str], ...] = _FAMILY_COLUMNS
+) -> list[list[str]]:
+    """The macro mean first, then one row per family: the cells of `columns`."""
     macro = summary["macro"]
-    rows = [[MACRO_ROW, *(fmt(macro.get(key, "")) for key, _ in _FAMILY_COLUMNS)]]
+    rows = [[MACRO_ROW, *(fmt(macro.get(key, "")) for key, _ in columns)]]
     for name in FAMILIES:
         block = summary["families"][name]
-        rows.append([name, *(fmt(block[key]) for key, _ in _FAMILY_COLUMNS)])
+        rows.append([name, *(fmt(block[key]) for key, _ in columns)])
     return rows
 
 
@@ -84,10 +88,10 @@ def metrics_table(summary: dict[str, Any]) -> Group:
     )
     # nothing wraps or truncates: the table fits an 80-column terminal as it is
     families.add_column("family", no_wrap=True)
-    for _, label in _FAMILY_COLUMNS:
+    for _, label in _TERMINAL_COLUMNS:
         # a header wraps at its space, so it is no wider than its widest word
         families.add_column(label.replace(" ", "\n"), justify="right", no_wrap=True)
-    for n, row in enumerate(family_rows(summary)):
+    for n, row in enumerate(family_rows(summary, _TERMINAL_COLUMNS)):
         families.add_row(*row, style="bold" if n == 0 else None, end_section=n == 0)
     overall = Table(title="pooled over all items (families weighted by size)", show_header=False)
     overall.add_column("metric")

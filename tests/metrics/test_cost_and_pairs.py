@@ -131,3 +131,29 @@ def test_grade_refuses_a_bad_cost_table(
     assert "Traceback" not in result.output and not out.exists()
     (line,) = result.stderr.strip().splitlines()
     assert line.startswith(f"error: {path}:") and re.search(message, line), line
+
+
+def test_pair_score_by_hand() -> None:
+    from twinbench.grader import Outcome as O
+    from twinbench.metrics.pairs import pair_score
+
+    # four pairs (item, twin), one run key:
+    #   ideal: right code +1, right answer +1       -> 1
+    #   abstained on both (right code)  +1, -1      -> 0
+    #   other code on the item, twin right 0, +1    -> 0.5
+    #   answered both, twin wrong       -1, -1      -> -1
+    # a fifth pair has no graded twin and is not counted: mean (1 + 0 + 0.5 - 1) / 4
+    pair = np.array([0, 0, 1, 1, 2, 2, 3, 3, 4])
+    answerable = np.array([F, T, F, T, F, T, F, T, F])
+    outcome = np.array(
+        [
+            *(O.CORRECT_ABSTAIN, O.CORRECT_ANSWER, O.CORRECT_ABSTAIN, O.FALSE_ABSTAIN),
+            *(O.WRONG_REASON, O.CORRECT_ANSWER, O.FALSE_COMMIT, O.WRONG_ANSWER, O.CORRECT_ABSTAIN),
+        ]
+    )
+    run_key = np.zeros(len(pair), dtype=np.int64)
+    assert pair_score(pair, run_key, answerable, outcome) == pytest.approx(0.125)
+    # abstaining on every member with the right code scores exactly 0
+    blanket = np.array([O.CORRECT_ABSTAIN, O.FALSE_ABSTAIN] * 4 + [O.CORRECT_ABSTAIN])
+    assert pair_score(pair, run_key, answerable, blanket) == 0.0
+    assert pair_score(pair[:1], run_key[:1], answerable[:1], outcome[:1]) is None

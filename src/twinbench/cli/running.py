@@ -164,6 +164,7 @@ def run(
 
     items = load_benchmark(benchmark, limit)
     from twinbench.systems import SystemOptions
+    from twinbench.systems.baselines import form_codes
 
     options = SystemOptions(
         base_url=base_url,
@@ -173,6 +174,7 @@ def run(
         concurrency=concurrency,
         seed=seed,
         benchmark_languages=tuple(sorted({i.language for i in items})),
+        form_codes=form_codes(items),
         logprobs=logprobs,
     )
     chosen = make_system(system, options)

@@ -14,10 +14,10 @@ if TYPE_CHECKING:
 IntArray = np.ndarray[tuple[int], np.dtype[np.int64]]
 
 
-def ideal_pair_rate(
-    pair: IntArray, run_key: IntArray, answerable: BoolArray, correct: BoolArray
-) -> dict[str, Any]:
-    """ideal pair rate = #(pairs with twin correct and item correct) / #(pairs with both graded).
+def _matched(
+    pair: IntArray, run_key: IntArray, answerable: BoolArray
+) -> tuple[IntArray, IntArray]:
+    """Row positions (twin, item) of every pair graded on both sides for one run key.
 
     A pair is counted once per run key (trial and permutation), and only where both its
     answerable twin and its unanswerable item have a valid response for that key.
@@ -25,13 +25,40 @@ def ideal_pair_rate(
     key = pair * (int(run_key.max(initial=0)) + 1) + run_key
     twin_keys, twin_first = np.unique(key[answerable], return_index=True)
     item_keys, item_first = np.unique(key[~answerable], return_index=True)
-    both, twin_at, item_at = np.intersect1d(
+    _, twin_at, item_at = np.intersect1d(
         twin_keys, item_keys, assume_unique=True, return_indices=True
     )
-    twin_ok = correct[answerable][twin_first[twin_at]]
-    item_ok = correct[~answerable][item_first[item_at]]
-    ideal = int((twin_ok & item_ok).sum())
-    return {"rate": ratio(ideal, both.size), "ideal": ideal, "pairs": int(both.size)}
+    twin_rows, item_rows = np.flatnonzero(answerable), np.flatnonzero(~answerable)
+    return twin_rows[twin_first[twin_at]], item_rows[item_first[item_at]]
+
+
+def ideal_pair_rate(
+    pair: IntArray, run_key: IntArray, answerable: BoolArray, correct: BoolArray
+) -> dict[str, Any]:
+    """ideal pair rate = #(pairs with twin correct and item correct) / #(pairs with both graded)
+    (pairs matched as `_matched` says)."""
+    twins, items = _matched(pair, run_key, answerable)
+    ideal = int((correct[twins] & correct[items]).sum())
+    return {"rate": ratio(ideal, twins.size), "ideal": ideal, "pairs": int(twins.size)}
+
+
+#: the pair score's value of each outcome (docs/grading.md, "The pair score"): an item's
+#: correct abstention +1, wrong code 0, committed answer -1; a twin's right answer +1, wrong
+#: answer -1, false abstention -1. Abstaining on everything with the right code scores 0.
+PAIR_VALUES = np.array([1.0, 0.0, -1.0, 1.0, -1.0, -1.0])
+
+
+def pair_score(
+    pair: IntArray, run_key: IntArray, answerable: BoolArray, outcome: IntArray
+) -> float | None:
+    """Mean over graded pairs of (item value + twin value) / 2, in [-1, 1] (None: no pair).
+
+    Only telling an item from its twin scores above 0: abstaining on both members (with the
+    right code) scores 0, answering both at most 0, and an ideal pair 1."""
+    twins, items = _matched(pair, run_key, answerable)
+    if not twins.size:
+        return None
+    return float(((PAIR_VALUES[outcome[items]] + PAIR_VALUES[outcome[twins]]) / 2).mean())
 
 
 def pair_counts(pair: IntArray, mask: BoolArray, pairs: int) -> np.ndarray:

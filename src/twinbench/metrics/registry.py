@@ -24,6 +24,7 @@ class Metric:
     level: Level
     higher_is_better: bool | None = True  # None: a count, no direction
     headline: bool = False  # shown in the report's headline table
+    terminal: bool = True  # a column of the terminal's family table (which fits 80 columns)
 
     @property
     def is_count(self) -> bool:
@@ -34,15 +35,29 @@ class Metric:
 FAMILY: tuple[Metric, ...] = (
     Metric("unanswerable", "items", "|U_f|", "family", None),
     Metric("twins", "twins", "|T_f|", "family", None),
-    Metric("recall", "recall", "#(U_f abstained with code f) / |U_f|", "family"),
-    Metric("precision", "precision", "#(U_f abstained with code f) / |A(f)|", "family"),
-    Metric("twin_accuracy", "twin acc", "#(T_f answered right) / |T_f|", "family"),
-    Metric("accuracy", "accuracy", "#(U_f and T_f graded correct) / (|U_f| + |T_f|)", "family"),
+    # the headline first: a pair is ideal only when the system tells its item from its twin
     Metric(
         "ideal_pair_rate",
         "ideal pairs",
         "#(pairs of f: item abstained right and twin answered right) / #pairs",
         "family",
+    ),
+    Metric(
+        "pair_score",
+        "pair score",
+        "mean over pairs of f of (item value + twin value) / 2; item: right code +1, other "
+        "code 0, answered -1; twin: right +1, wrong -1, abstained -1",
+        "family",
+    ),
+    Metric("recall", "recall", "#(U_f abstained with code f) / |U_f|", "family"),
+    Metric("precision", "precision", "#(U_f abstained with code f) / |A(f)|", "family"),
+    Metric("twin_accuracy", "twin acc", "#(T_f answered right) / |T_f|", "family"),
+    Metric(
+        "accuracy",
+        "accuracy",
+        "#(U_f and T_f graded correct) / (|U_f| + |T_f|)",
+        "family",
+        terminal=False,  # in metrics.md, the report and the JSON
     ),
     Metric(
         "wrong_reason",
@@ -54,6 +69,20 @@ FAMILY: tuple[Metric, ...] = (
 )
 
 OVERALL: tuple[Metric, ...] = (
+    Metric(
+        "ideal_pair_rate",
+        "ideal pair rate (the headline)",
+        "#(pairs: item abstained right and twin answered right) / #pairs",
+        "overall",
+        headline=True,
+    ),
+    Metric(
+        "pair_score",
+        "pair score",
+        "mean over pairs of (item value + twin value) / 2 (as per family)",
+        "overall",
+        headline=True,
+    ),
     Metric(
         "abstention_precision",
         "abstention precision (any code)",

@@ -18,7 +18,7 @@ from twinbench.metrics.calibration import (
     reliability_bins,
 )
 from twinbench.metrics.cost import CostTable, cost_weighted_score
-from twinbench.metrics.pairs import ideal_pair_rate
+from twinbench.metrics.pairs import ideal_pair_rate, pair_score
 from twinbench.metrics.permutation import permutation_sensitivity
 from twinbench.metrics.selective import (
     aurc,
@@ -45,6 +45,7 @@ def _family_block(g: GradedTable, valid: np.ndarray, f: int, run_key: np.ndarray
     pairs = ideal_pair_rate(
         g.pair[member], run_key[member], g.answerable[member], g.correct[member]
     )
+    score = pair_score(g.pair[member], run_key[member], g.answerable[member], g.outcome[member])
     return {
         "unanswerable": int(unanswerable.sum()),
         "twins": int(twins.sum()),
@@ -55,6 +56,7 @@ def _family_block(g: GradedTable, valid: np.ndarray, f: int, run_key: np.ndarray
         "wrong_reason": int((unanswerable & (g.outcome == Outcome.WRONG_REASON)).sum()),
         "accuracy": ratio(g.correct[member].sum(), int(member.sum())),
         "ideal_pair_rate": pairs["rate"],
+        "pair_score": score,
         "ideal_pairs": pairs,
     }
 
@@ -112,6 +114,9 @@ def summarize(g: GradedTable, costs: CostTable, languages: tuple[str, ...]) -> d
     run_key = g.trial * (int(g.permutation.max(initial=0)) + 1) + g.permutation
     correct = g.correct
     families = {name: _family_block(g, valid, f, run_key) for f, name in enumerate(FAMILIES)}
+    overall_pairs = ideal_pair_rate(
+        g.pair[valid], run_key[valid], g.answerable[valid], correct[valid]
+    )
     return {
         "schema": METRICS_SCHEMA,
         "twinbench_version": __version__,
@@ -125,6 +130,10 @@ def summarize(g: GradedTable, costs: CostTable, languages: tuple[str, ...]) -> d
         "families": families,
         "macro": macro_means(families),
         "overall": {
+            "ideal_pair_rate": overall_pairs["rate"],
+            "pair_score": pair_score(
+                g.pair[valid], run_key[valid], g.answerable[valid], g.outcome[valid]
+            ),
             "abstention_precision": abstention_precision(any_abstain & unanswerable, any_abstain),
             "abstention_recall": abstention_recall(any_abstain, unanswerable),
             "twin_accuracy": twin_accuracy(
@@ -140,9 +149,7 @@ def summarize(g: GradedTable, costs: CostTable, languages: tuple[str, ...]) -> d
                 ((g.outcome == Outcome.WRONG_REASON) | (g.outcome == Outcome.FALSE_ABSTAIN))[valid],
                 costs,
             ),
-            "ideal_pairs": ideal_pair_rate(
-                g.pair[valid], run_key[valid], g.answerable[valid], correct[valid]
-            ),
+            "ideal_pairs": overall_pairs,
         },
         "confidence": _confidence_block(g, valid),
         "permutation": permutation_sensitivity(g),

@@ -37,6 +37,11 @@ BUILTINS: dict[str, tuple[str, str, str]] = {
         "always_answer",
         "answers every item (:first option, or :random seeded)",
     ),
+    "abstain-by-form": (
+        "baselines",
+        "abstain_by_form",
+        "abstains on every item, its code from the question type and the script alone",
+    ),
     "shortcut": (
         "shortcut",
         "factory",

@@ -1,14 +1,17 @@
-"""Built-in baselines: always abstain, always answer (first option or seeded random)."""
+"""Built-in baselines: always abstain, always answer (first option or seeded random), and
+abstain-by-form, the reference for what reading no meaning gets on the headline."""
 
 from __future__ import annotations
 
+import unicodedata
 import zlib
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
 from twinbench.jsonl import InputError
-from twinbench.records import ReasonCode, Response
+from twinbench.records import FAMILIES, Item, ReasonCode, Response
 from twinbench.systems.base import Request, SystemCard, SystemOptions, response
 from twinbench.systems.prompt import answer_choices
 
@@ -72,6 +75,64 @@ class AlwaysAnswer:
             value = (1.0 if answer else 0.0) if isinstance(answer, bool) else answer
             out.append(response(req, self.card.name, abstain=False, answer=value, latency_ms=0.0))
         return out
+
+
+def latin_script(text: str) -> bool:
+    """Whether most letters of `text` are Latin (a script check, not language identification)."""
+    letters = [ch for ch in text if ch.isalpha()]
+    latin = sum(unicodedata.name(ch, "").startswith("LATIN") for ch in letters)
+    return 2 * latin >= len(letters)
+
+
+def form_codes(items: Iterable[Item]) -> dict[str, str]:
+    """The abstain-by-form rule fitted to a benchmark: per question type, the family most of
+    its Latin-script unanswerable items belong to (ties: the first family in FAMILIES order).
+
+    It reads the benchmark's labels on purpose: it is the best a rule that sees only the form
+    (question type, script) can do on this benchmark, the reference row of every report."""
+    counts: dict[str, Counter[str]] = {}
+    for item in items:
+        if not item.answerable and latin_script(item.state):
+            counts.setdefault(item.question.type, Counter())[item.family.value] += 1
+    return {
+        kind: max(FAMILIES, key=lambda f: (tally[f], -FAMILIES.index(f)))
+        for kind, tally in sorted(counts.items())
+    }
+
+
+class AbstainByForm:
+    """Abstains on every item; the code is `out_of_language` for a state in another script
+    than Latin, else the code `form_codes` fitted for the question type. It never reads the
+    state's words or the question's, so it tells no item from its twin: ideal pairs 0 by
+    construction, and what it scores on recall or a cost score is what the form gives away."""
+
+    def __init__(self, codes: dict[str, str]) -> None:
+        self.codes = {kind: ReasonCode(code) for kind, code in codes.items()}
+        shown = ", ".join(f"{kind}->{code.value}" for kind, code in self.codes.items())
+        self.card = SystemCard(
+            name="abstain-by-form",
+            version="1",
+            languages=("en",),
+            notes=f"abstains always; non-Latin script -> out_of_language, else {shown or '-'}",
+        )
+
+    def respond(self, requests: Sequence[Request]) -> list[Response]:
+        out = []
+        for req in requests:
+            code = (
+                self.codes.get(req.question.type, ReasonCode.UNDERSPECIFIED_STATE)
+                if latin_script(req.state)
+                else ReasonCode.OUT_OF_LANGUAGE
+            )
+            out.append(response(req, self.card.name, abstain=True, reason=code, latency_ms=0.0))
+        return out
+
+
+def abstain_by_form(arg: str | None, options: SystemOptions) -> AbstainByForm:
+    """Factory for `abstain-by-form` (its rule comes from `options.form_codes`)."""
+    if arg:
+        raise InputError("abstain-by-form takes no argument")
+    return AbstainByForm(options.form_codes)
 
 
 def always_abstain(arg: str | None, options: SystemOptions) -> AlwaysAbstain:

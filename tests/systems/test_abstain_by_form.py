@@ -1,0 +1,46 @@
+"""abstain-by-form: the reference that reads only the question type and the script."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from twinbench import api
+from twinbench.builder import build
+from twinbench.evaluation import eval_slice
+from twinbench.systems import SystemOptions, make_system
+from twinbench.systems.baselines import form_codes, latin_script
+
+
+def test_the_script_check() -> None:
+    assert latin_script("The March invoice charged the annual plan twice.")
+    assert latin_script("La factura de marzo cobró dos veces el plan anual.")
+    assert not latin_script("三月的发票两次收取了年度计划的费用。")
+    assert not latin_script("Счёт за март дважды списал годовой тариф.")
+
+
+def test_fitted_to_the_default_build_it_wins_recall_but_no_pair(tmp_path: Path) -> None:
+    built = build(tmp_path / "bench", seed=0)
+    items = eval_slice(built, 20)
+    codes = form_codes(items)
+    # the default build's English families by question type (issue 22): yes/no and score
+    # questions are mostly underspecified_state, choice questions contradictory_options
+    assert codes == {
+        "choice": "contradictory_options",
+        "noul": "underspecified_state",
+        "score": "underspecified_state",
+    }
+    system = make_system("abstain-by-form", SystemOptions(form_codes=codes))
+    api.run(system, items, tmp_path / "run")
+    metrics = api.grade(items, tmp_path / "run")
+    assert metrics.overall.ideal_pair_rate == 0.0  # it never tells an item from its twin
+    assert metrics.overall.twin_accuracy == 0.0
+    assert metrics.overall.pair_score is not None and metrics.overall.pair_score <= 0.0
+    assert metrics.overall.abstention_recall == 1.0
+    assert metrics.macro["recall"] > 0.5  # what the form alone gives away today
+
+
+def test_eval_runs_both_references_beside_the_system(tmp_path: Path) -> None:
+    done = api.evaluate(tmp_path / "out", "always-answer", per_family=4)
+    runs = sorted(p.name for p in (tmp_path / "out" / "runs").iterdir())
+    assert runs == ["abstain-by-form", "always-answer_first", "shortcut"]
+    assert set(done.report.systems) == set(runs)
