@@ -87,7 +87,7 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         items = eval_slice(build(Path(tmp), seed=args.seed), args.per_family)
-    requests = [request_for(item, 0, 0) for item in items]
+    requests = [request_for(item, 0, 0, item.id) for item in items]
     groups: dict[str, list[int]] = defaultdict(list)
     for n, item in enumerate(items):
         groups[f"{item.family.value} / {item.generator.name}"].append(n)

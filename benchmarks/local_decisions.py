@@ -55,7 +55,7 @@ def main() -> None:
         items = build(Path(tmp)).public
     rng = np.random.default_rng(args.seed)
     sample = [items[i] for i in sorted(rng.choice(len(items), args.items, replace=False))]
-    requests = [request_for(item, 0, 0) for item in sample]
+    requests = [request_for(item, 0, 0, item.id) for item in sample]
     model, tokenizer = load_smollm2()
     system = SmolLM2System(precision="fp32")
     system.respond(requests[:2])  # warm up (prefix cache, kernels)

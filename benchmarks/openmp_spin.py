@@ -32,7 +32,7 @@ from twinbench.systems.smollm2 import SmolLM2System
 per_family, threads = int(sys.argv[1]), int(sys.argv[2])
 with tempfile.TemporaryDirectory() as tmp:
     items = eval_slice(build(Path(tmp), seed=0), per_family)
-requests = [request_for(item, 0, 0) for item in items]
+requests = [request_for(item, 0, 0, item.id) for item in items]
 load_smollm2()
 torch.set_num_threads(threads)
 system = SmolLM2System()

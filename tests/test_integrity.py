@@ -221,7 +221,7 @@ def test_requests_carry_no_label_and_permutations_keep_every_field(bench: Path) 
     paired = item.model_copy(
         update={"question": question.model_copy(update={"abstain_option": "I abstain"})}
     )
-    seen = [request_for(paired, 0, k).question for k in range(4)]
+    seen = [request_for(paired, 0, k, paired.id).question for k in range(4)]
     assert all(isinstance(q, ChoiceQuestion) and q.abstain_option == "I abstain" for q in seen)
     orders = {tuple(q.options) for q in seen if isinstance(q, ChoiceQuestion)}
     assert len(orders) > 1 and all(sorted(o) == sorted(question.options) for o in orders)

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -118,24 +119,22 @@ def test_kill_9_then_resume_equals_an_uninterrupted_run(bench: Path, tmp_path: P
     keys = [(r["item_id"], r["trial"], r["permutation"]) for r in rows]
     assert len(keys) == len(set(keys)) == 2 * 84  # 42 pairs x 2 permutations, no duplicates
     assert _strip(rows) == _strip(read_rows(clean / "responses.jsonl"))
-    # nothing finished before the kill was sent again
+    # what was sent again is what was not finished before the kill, nothing more (by what a
+    # request shows: a permutation may show an item's options in their own order, and
+    # items may share a state, so the check counts)
     items = {i["id"]: i for i in read_rows(bench / "items.jsonl")}
-    done_requests = {
-        (
-            items[k[0]]["state"],
-            json.dumps(
-                request_for(Item.model_validate(items[k[0]]), k[1], k[2]).question.model_dump()[
-                    "options"
-                ]
-                if items[k[0]]["question"]["type"] == "choice"
-                else None
-            ),
-        )
-        for k in done_before
-    }
-    for state, question in resent:
-        options = json.dumps(question.get("criteria")) if question["type"] == "choice" else None
-        assert (state, options) not in done_requests
+
+    def shown(key: tuple[str, int, int]) -> tuple[str, str]:
+        item = Item.model_validate(items[key[0]])
+        question = request_for(item, key[1], key[2], item.id).question.model_dump()
+        options = question["options"] if question["type"] == "choice" else None
+        return item.state, json.dumps(options)
+
+    unfinished = Counter(shown(k) for k in set(keys) - done_before)
+    assert Counter(
+        (state, json.dumps(question.get("criteria") if question["type"] == "choice" else None))
+        for state, question in resent
+    ) == unfinished
     meta = json.loads((killed / "run.json").read_text())
     assert meta["status"] == "finished" and meta["responses"] == 168
     assert meta["resumed_from"] == len(done_before)

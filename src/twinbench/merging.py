@@ -1,7 +1,7 @@
 """Shards of one plan, merged into one run.
 
 `twinbench run --shard I/N` runs the tasks at plan positions p with p % N == I (plan order:
-trial, then permutation, then the benchmark's item order), so N shards split any plan into
+the blind order of `blinding.py`, fixed by the items), so N shards split any plan into
 near-equal, disjoint, deterministic slices. `merge` checks that the shard folders come from
 one plan — the same system card, seed, trials, permutations, items sha256, N, every index
 0..N-1 once, every shard finished, and each shard's responses exactly its slice — and writes

@@ -10,6 +10,10 @@ count) gets them in that order. A killed run loses only what was in flight. On r
 file is read back, a torn last line (from a kill mid-write) is cut off, and every (item,
 trial, permutation) key already answered is skipped. `run.json` records the system card,
 versions, seeds, timings and counts, and is rewritten atomically at the start and the end.
+
+Nothing a system receives names the label (`blinding.py`): a request's `item_id` is an opaque
+per-run token that the runner maps back to the item id before writing, and the plan's order is
+a pseudo-random one, fixed by the items.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
@@ -29,6 +34,7 @@ import numpy as np
 import orjson
 
 from twinbench import __version__
+from twinbench.blinding import OpaqueIds, order_key
 from twinbench.grader import check_response
 from twinbench.jsonl import InputError, dumps_line, load_models, record_dict, sha256_file
 from twinbench.outputs import recover
@@ -43,7 +49,7 @@ Progress = Callable[[int, int], None]
 
 @dataclass(frozen=True)
 class RunPlan:
-    """What to send: the items, trials and option permutations, in a fixed order."""
+    """What to send: the items, trials and option permutations, in a fixed blind order."""
 
     items: list[Item]
     trials: int = 1
@@ -57,12 +63,21 @@ class RunPlan:
     #: (I, N): only the tasks at plan positions p with p % N == I
     shard: tuple[int, int] | None = None
 
+    @cached_property
+    def _order(self) -> list[tuple[Item, int, int]]:
+        digest = items_digest(self.items)
+        tasks = [
+            (item, trial, permutation)
+            for trial in range(self.trials)
+            for permutation in range(self.permutations)
+            for item in self.items
+        ]
+        return sorted(tasks, key=lambda task: order_key(digest, task[0].id, task[1], task[2]))
+
     def all_tasks(self) -> Iterator[tuple[Item, int, int]]:
-        """Every (item, trial, permutation) of the whole plan, in plan order."""
-        for trial in range(self.trials):
-            for permutation in range(self.permutations):
-                for item in self.items:
-                    yield item, trial, permutation
+        """Every (item, trial, permutation) of the whole plan, in plan order: sorted by
+        `blinding.order_key`, so a task's position says nothing of its label."""
+        yield from self._order
 
     def tasks(self) -> Iterator[tuple[Item, int, int]]:
         """This run's tasks in sending order (its shard's slice of the plan, if sharded)."""
@@ -131,11 +146,13 @@ def items_digest(items: Sequence[Item]) -> str:
     return digest.hexdigest()
 
 
-def request_for(item: Item, trial: int, permutation: int) -> Request:
+def request_for(item: Item, trial: int, permutation: int, item_id: str) -> Request:
     """The request a system sees; permutation k > 0 reorders choice options with (seed, k).
 
     It carries the state and the question only: never the family, the expected answer or
-    anything else a system could read the label from.
+    anything else a system could read the label from. `item_id` is what the request calls the
+    item: the run's opaque token (`blinding.OpaqueIds`) for anything sent to a system; the
+    item's own id only where twinbench grades the request itself and sends it nowhere.
     """
     question = item.question
     if permutation and isinstance(question, ChoiceQuestion):
@@ -144,7 +161,7 @@ def request_for(item: Item, trial: int, permutation: int) -> Request:
         # every other field (abstain_option, future ones) stays as the item has it
         question = question.model_copy(update={"options": options})
     return Request(
-        item_id=item.id,
+        item_id=item_id,
         state=item.state,
         question=question,
         trial=trial,
@@ -269,6 +286,7 @@ def run(
     check_resume(out, record)
     done, _ = read_done(responses_path, system.card.name)
     pending = [k for k in plan.tasks() if (k[0].id, k[1], k[2]) not in done]
+    ids = OpaqueIds(item.id for item, _, _ in pending)  # this session's key, in memory only
     record = record.model_copy(update={"resumed_from": len(done)})
     write_run(out, record)
     started = time.perf_counter()
@@ -279,14 +297,15 @@ def run(
 
             def write(responses: Sequence[Response]) -> None:
                 nonlocal sent
-                handle.write(b"".join(dumps_line(record_dict(r)) for r in responses))
+                restored = [ids.restore(r, system.card.name) for r in responses]
+                handle.write(b"".join(dumps_line(record_dict(r)) for r in restored))
                 handle.flush()
                 os.fsync(handle.fileno())
                 sent += len(responses)
                 if progress:
                     progress(sent, total)
 
-            requests = (request_for(*task) for task in pending)
+            requests = (request_for(*task, ids.token(task[0].id)) for task in pending)
             if streams(system):
                 options = getattr(system, "options", None)
                 window = plan.window or getattr(options, "concurrency", None) or plan.batch_size

@@ -98,7 +98,7 @@ def _mock_eval(
 
 
 def _message(item: Item) -> str:
-    request = request_for(item, 0, 0)
+    request = request_for(item, 0, 0, item.id)
     return user_message(request.state, request.question, lettered(request.question))
 
 
@@ -290,6 +290,19 @@ def test_mockllm_default_text_is_invalid_never_an_abstention(bench: Path, tmp_pa
     assert all(
         r["status"] == "invalid" and "abstain" not in r for r in read_rows(run / "responses.jsonl")
     )
+
+
+def test_what_inspect_sends_the_model_names_no_item(bench: Path) -> None:
+    """The model gets the system prompt and a sample's input; ids and metadata stay with the
+    scorer, and the samples are not in items.jsonl's item-then-twin order."""
+    items = load_benchmark(bench)
+    samples = list(abstention(benchmark=str(bench)).dataset)
+    named = {n for i in items for n in (i.id, i.pair_id, i.generator.name)} | {":u", ":t"}
+    for sample in samples:
+        assert isinstance(sample.input, str)
+        assert not [n for n in named if n in sample.input], sample.input
+    shown = [str(sample.id) for sample in samples]
+    assert sorted(shown) == sorted(i.id for i in items) and shown != [i.id for i in items]
 
 
 def test_epochs_become_trials(bench: Path, tmp_path: Path) -> None:

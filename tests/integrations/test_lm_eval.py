@@ -60,7 +60,11 @@ def test_export_writes_task_folder_of_public_items(tmp_path: Path) -> None:
         "utils.py",
     ]
     docs = read_rows(task / "docs.jsonl")
-    assert [d["item_id"] for d in docs] == [i.id for i in load_benchmark(bench)]
+    items = load_benchmark(bench)
+    assert [d["item_id"] for d in docs] == [i.id for i in items]
+    # what the model is shown (doc_to_text, doc_to_choice) names no item, pair or generator
+    named = {n for i in items for n in (i.id, i.pair_id, i.generator.name)} | {":u", ":t"}
+    assert not [n for d in docs for n in named if n in d["text"] + "".join(d["letters"])]
     held = {row["id"] for row in read_rows(bench / "holdout" / "items.jsonl")}
     assert held and not held & {d["item_id"] for d in docs}
     assert all(Item.model_validate_json(d["item"]).split == "public" for d in docs)
@@ -187,7 +191,7 @@ def test_lm_eval_samples_import_and_grade_like_lm_eval(
         share = 1 / sum(math.exp(v - peak) for v in logliks)
         assert response["confidence"] == pytest.approx(share, abs=1e-6)
         # lm-eval scored each letter after the prompt twinbench's own smollm2 system builds
-        prompt = chat_prompt(tokenizer, request_for(item, 0, 0), lettered(item.question))
+        prompt = chat_prompt(tokenizer, request_for(item, 0, 0, item.id), lettered(item.question))
         arguments = [sample["arguments"][f"gen_args_{i}"] for i in range(len(letters))]
         assert [(a["arg_0"], a["arg_1"]) for a in arguments] == [(prompt, x) for x in letters]
 

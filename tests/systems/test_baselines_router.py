@@ -30,8 +30,8 @@ def test_always_abstain_uses_one_fixed_code() -> None:
         make_system("always-abstain:family")
 
 
-def test_always_answer_random_is_seeded() -> None:
-    requests = [_req(f"i{n}", "s", trial=t) for n in range(20) for t in range(2)]
+def test_always_answer_random_is_seeded_by_what_a_request_shows() -> None:
+    requests = [_req(f"i{n}", f"state {n}", trial=t) for n in range(20) for t in range(2)]
     first = [
         r.answer
         for r in make_system("always-answer:random", SystemOptions(seed=1)).respond(requests)
@@ -46,6 +46,11 @@ def test_always_answer_random_is_seeded() -> None:
     ]
     assert first == again and first != other
     assert set(first) == {"billing", "sales", "support"}
+    # the id is a per-run token: another id, the same draw; another trial, another draw
+    renamed = [_req(f"token{n}", r.state, trial=r.trial) for n, r in enumerate(requests)]
+    system = make_system("always-answer:random", SystemOptions(seed=1))
+    assert [r.answer for r in system.respond(renamed)] == first
+    assert first[0::2] != first[1::2]
     assert {r.answer for r in make_system("always-answer").respond(requests)} == {"billing"}
 
 

@@ -34,7 +34,7 @@ def system() -> SmolLM2System:
 
 
 def test_real_model_decides_every_item(system: SmolLM2System, slice_items: list[Item]) -> None:
-    out = system.respond([request_for(i, 0, 0) for i in slice_items])
+    out = system.respond([request_for(i, 0, 0, i.id) for i in slice_items])
     ok = [r for r in out if r.status == "ok"]
     assert len(ok) / len(out) >= 0.99
     assert {i.question.type for i in slice_items} == {"choice", "score", "noul"}
@@ -48,7 +48,7 @@ def test_real_model_decides_every_item(system: SmolLM2System, slice_items: list[
         elif isinstance(item.question, ChoiceQuestion):
             assert res.answer in item.question.options
         assert res.raw in "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-    again = system.respond([request_for(i, 0, 0) for i in slice_items])
+    again = system.respond([request_for(i, 0, 0, i.id) for i in slice_items])
     strip = {"latency_ms"}
     assert [r.model_dump(exclude=strip) for r in again] == [
         r.model_dump(exclude=strip) for r in out
@@ -59,7 +59,7 @@ def test_cached_prefix_batch_equals_full_prompt_forward(
     system: SmolLM2System, slice_items: list[Item]
 ) -> None:
     model, tokenizer = load_smollm2()
-    requests = [request_for(i, 0, 0) for i in slice_items[::7]]  # mixed lengths in one batch
+    requests = [request_for(i, 0, 0, i.id) for i in slice_items[::7]]  # mixed lengths in one batch
     _, _, after = system._prefix_cache(model, tokenizer)
     from twinbench.systems.prompt import user_message
 
@@ -95,7 +95,7 @@ def test_mixed_precision_redoes_close_calls_in_fp32(slice_items: list[Item]) -> 
 
     if not bf16_native():
         pytest.skip("this CPU has no native bfloat16: mixed runs fp32 only")
-    requests = [request_for(i, 0, 0) for i in slice_items]
+    requests = [request_for(i, 0, 0, i.id) for i in slice_items]
     fp32 = SmolLM2System(precision="fp32").respond(requests)
     bf16 = SmolLM2System(precision="bf16").respond(requests)
     mixed_system = SmolLM2System(precision="mixed")

@@ -11,6 +11,10 @@ the scorer reads the reply into a twinbench Response (a reply that is not one li
 `invalid`, never an abstention) and grades it with the grader's exact rule. `import_inspect`
 reads the completions of a log again into a responses.jsonl that `report` and `compare` grade
 like any run. The target is every letter the rule grades correct.
+
+The system prompt and that message are all inspect sends the model: a sample's id (the item
+id) and metadata (family, pair, the item) are the scorer's and the log's, and the samples are
+in `twinbench run`'s blind order (`blinding.py`), not items.jsonl's item-then-twin order.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from twinbench.blinding import order_key
 from twinbench.grader import FIRST_FAILURE, ExpectedTable, Outcome, expected_table, grade_rows
 from twinbench.integrations import require, write_imported_run
 from twinbench.jsonl import InputError, record_dict
@@ -124,7 +129,7 @@ def grade_one(table: ExpectedTable, row: Response) -> Outcome:
 def make_sample(item: Item, table: ExpectedTable) -> Sample:
     """One item as an inspect sample: the user message, the right letters as the target,
     and the item (for the scorer) with its letters in the metadata."""
-    request = request_for(item, 0, 0)
+    request = request_for(item, 0, 0, item.id)
     choices = lettered(request.question)
     i = table.index[item.id]
     too_many = len(answer_choices(request.question)) > MAX_ANSWER_OPTIONS
@@ -189,7 +194,7 @@ def exact_rule(languages: str | list[str] = "en") -> Scorer:
 
     async def score(state: TaskState, target: Target) -> Score:
         item = Item.model_validate(state.metadata["item"])
-        request = request_for(item, state.epoch - 1, 0)
+        request = request_for(item, state.epoch - 1, 0, item.id)
         row = decision(request, state.output.completion, f"inspect:{state.model}")
         outcome = grade_one(expected_table([item], declared), row)
         metadata = {
@@ -231,8 +236,11 @@ def abstention(
     items = load_benchmark(folder, limit)
     declared = declared_languages(languages)
     table = expected_table(items, declared)
+    digest = items_digest(items)
+    # in the blind order of `twinbench run`: inspect calls the model in dataset order
+    shown = sorted(items, key=lambda item: order_key(digest, item.id))
     return Task(
-        dataset=MemoryDataset([make_sample(item, table) for item in items], name=folder.name),
+        dataset=MemoryDataset([make_sample(item, table) for item in shown], name=folder.name),
         solver=lettered_decision(grammar),
         scorer=exact_rule(",".join(declared)),
         config=GenerateConfig(temperature=0.0, max_tokens=32),
@@ -240,7 +248,7 @@ def abstention(
         metadata={
             "twinbench_benchmark": str(folder),
             "twinbench_items": len(items),
-            "twinbench_items_sha256": items_digest(items),
+            "twinbench_items_sha256": digest,
             "twinbench_languages": list(declared),
         },
     )
@@ -317,7 +325,7 @@ def import_inspect(log: Path, out: Path, benchmark: Path | None = None) -> RunRe
         key = (sample.epoch, known[0])
         if key in rows:
             raise InputError(f"{log}: sample {sample.id!r}, epoch {sample.epoch}, twice")
-        row = _response(request_for(known[1], sample.epoch - 1, 0), sample, system)
+        row = _response(request_for(known[1], sample.epoch - 1, 0, known[1].id), sample, system)
         _check_logged(log, sample, row)
         rows[key] = row
     meta = found.eval.metadata or {}

@@ -6,6 +6,12 @@ systems see, the letters A.. and X/Y/Z, the target letter, the item), `TASK.yaml
 `utils.py` (`process_results` from `twinbench.integrations.lm_eval_task`: the exact rule) and a
 README. `import_lm_eval` reads the `samples_TASK_DATE.jsonl` that `--log_samples` writes back
 into a run folder: each sample's decision is the argmax of its letters' log-likelihoods.
+
+The model is shown a doc's `text` and `letters` only (`doc_to_text`, `doc_to_choice`), and
+lm-eval hands it the log-likelihood requests sorted by their tokens (its `Collator`), not in
+doc order; a doc's `item_id`, `item` and `target` are lm-eval's grading data. The task is
+zero-shot: `--num_fewshot` would show other docs with their target letters (a twin's among
+them), so the command never passes it.
 """
 
 from __future__ import annotations

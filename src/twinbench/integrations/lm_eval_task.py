@@ -44,7 +44,7 @@ def decision(item: Item, logliks: Sequence[float], system: str) -> Response:
     choices = lettered(item.question)
     if len(logliks) != len(choices):
         raise ValueError(f"{len(logliks)} log-likelihoods for {len(choices)} letters")
-    request = request_for(item, 0, 0)
+    request = request_for(item, 0, 0, item.id)
     made = decide(request, choices, [float(v) for v in logliks], system, 0.0, 0)
     return made.model_copy(update={"latency_ms": None, "usage": None})
 
@@ -70,7 +70,7 @@ def item_doc(item: Item) -> dict[str, Any]:
     """The item as an lm-eval doc: the user message twinbench's own systems see, the letters,
     the target letter's index, and the item itself (a JSON string) for grading."""
     choices = lettered(item.question)
-    request = request_for(item, 0, 0)
+    request = request_for(item, 0, 0, item.id)
     return {
         "item_id": item.id,
         "text": user_message(request.state, request.question, choices),

@@ -58,6 +58,8 @@ class Request:
     """One item as a system sees it: the state and the question (options already permuted).
 
     Nothing else: no family, no expected answer, nothing a system could read the label from.
+    `item_id` is an opaque token of the run (`twinbench.blinding`), not the item's id: a system
+    copies it into its Response, keys per-run caches by it, and never draws randomness from it.
     """
 
     item_id: str

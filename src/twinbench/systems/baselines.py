@@ -3,8 +3,8 @@ abstain-by-form, the reference for what reading no meaning gets on the headline.
 
 from __future__ import annotations
 
+import hashlib
 import unicodedata
-import zlib
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
@@ -47,8 +47,21 @@ class AlwaysAbstain:
         ]
 
 
+def shown_key(request: Request) -> int:
+    """A 64-bit digest of what a request shows (state, question, trial, permutation).
+
+    Randomness keyed by it is the same in every run: `Request.item_id` is a per-run token.
+    """
+    shown = (request.state, request.question.model_dump_json(), request.trial, request.permutation)
+    digest = hashlib.blake2b("\0".join(map(str, shown)).encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big")
+
+
 class AlwaysAnswer:
-    """Answers every item: the first option (`first`) or a seeded random one (`random`)."""
+    """Answers every item: the first option (`first`) or a seeded random one (`random`).
+
+    `random` draws from the seed and what the request shows (`shown_key`), never its id.
+    """
 
     def __init__(self, mode: str | None, seed: int) -> None:
         if mode not in (None, "first", "random"):
@@ -57,7 +70,7 @@ class AlwaysAnswer:
         self.seed = seed
         self.card = SystemCard(
             name=f"always-answer:{self.mode}",
-            version="1",
+            version="2",
             abstains=False,
             notes=f"answers the {self.mode} option",
         )
@@ -68,8 +81,7 @@ class AlwaysAnswer:
             choices = answer_choices(req.question)
             index = 0
             if self.mode == "random":
-                key = zlib.crc32(req.item_id.encode())
-                rng = np.random.default_rng([self.seed, key, req.trial, req.permutation])
+                rng = np.random.default_rng([self.seed, shown_key(req)])
                 index = int(rng.integers(len(choices)))
             answer = choices[index].answer
             value = (1.0 if answer else 0.0) if isinstance(answer, bool) else answer
