@@ -86,3 +86,14 @@ def example_items() -> list[dict[str, Any]]:
 def runner() -> CliRunner:
     """A Typer CLI runner."""
     return CliRunner()
+
+
+def interruptible() -> None:
+    """`preexec_fn` for a child the test will Ctrl-C: SIGINT back to its default, so Python
+    raises KeyboardInterrupt on it. A process started from a script run in the background
+    (`bash script &`, nohup, some CI runners) inherits SIGINT ignored, and Python then never
+    installs its handler: without this a Ctrl-C test fails wherever pytest itself was started
+    in the background."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from conftest import read_rows
+from conftest import interruptible, read_rows
 from systems.servers import serve, systemone_handler
 from twinbench.builder import build
 from twinbench.cli import app
@@ -165,7 +165,11 @@ def test_ctrl_c_leaves_a_resumable_run(bench: Path, tmp_path: Path) -> None:
         out = tmp_path / "run"
         args = _jev_run(bench, url, "--out", str(out))
         process = subprocess.Popen(
-            args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+            args,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            preexec_fn=interruptible,
         )
         assert holding.wait(120), "the run never reached request 7"
         _wait_lines(out / "responses.jsonl", 6)
@@ -297,7 +301,11 @@ def test_ctrl_c_drains_the_requests_in_flight(bench: Path, tmp_path: Path) -> No
         args = _jev_run(bench, url, "--out", str(out))
         args[args.index("--concurrency") + 1] = "8"
         process = subprocess.Popen(
-            args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+            args,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            preexec_fn=interruptible,
         )
         assert full.wait(120), "the run never had 8 requests in flight"
         _wait_lines(out / "responses.jsonl", 6)

@@ -27,7 +27,7 @@ from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from typer.testing import CliRunner
 
-from conftest import read_rows, system_tool
+from conftest import interruptible, read_rows, system_tool
 from twinbench.audit.human import RUBRIC
 from twinbench.audit.human import package as write_package
 from twinbench.audit.serve import MAX_BODY, Session, make_server
@@ -130,10 +130,11 @@ def _cli_server(folder: Path) -> Iterator[tuple[subprocess.Popen[str], str]]:
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
+        preexec_fn=interruptible,  # it is stopped with Ctrl-C
     )
     try:
         assert proc.stdout is not None
-        printed, deadline = "", time.monotonic() + 20
+        printed, deadline = "", time.monotonic() + 120  # a bound for a hang, not a timing
         while not (match := re.search(r"http://127\.0\.0\.1:(\d+)/", printed)):
             assert time.monotonic() < deadline, f"no URL printed: {printed!r}"
             if select.select([proc.stdout], [], [], 0.2)[0]:
