@@ -1,15 +1,18 @@
 """How many CPUs this process may use, and how torch's OpenMP threads wait for each other.
 
-Two facts measured on the project's 2-core machine (docs/benchmarks.md, "CPU threads"):
+Measured on the project's 2-core machine (docs/benchmarks.md, "The main job from a fresh
+install"; benchmarks/openmp_spin.py):
 
-* `os.cpu_count()` counts the host's CPUs, not the ones a container's affinity mask or cgroup
-  quota grants; torch with more threads than usable cores ran the embedded model 35 % slower.
 * torch's OpenMP runtime (GNU libgomp) spins a waiting thread for 300,000 iterations before it
   sleeps. When anything else holds one of two cores, the spinning thread takes the CPU from
-  its partner and the embedded model runs 6x slower (9.8 -> 1.5 items/s); a short spin keeps
-  the quiet speed and loses far less on a busy machine. The thread count is never chosen from
-  timings: torch's results depend (in the last digits) on the number of threads, and a run's
-  files must not depend on the machine's load.
+  its partner: the embedded model ran 5x slower (8.85 -> 1.73 items/s) and `twinbench eval`
+  took 688 s instead of 115 s. A spin of 10,000 keeps the quiet speed (9.44 items/s) and runs
+  4.03 items/s with a core busy (eval: 212 s).
+* `os.cpu_count()` counts the host's CPUs, not the ones a container's affinity mask or cgroup
+  quota grants; more torch threads than usable cores only add threads that wait.
+
+The thread count is never chosen from timings: torch's results depend (in the last digits) on
+the number of threads, and a run's files must not depend on the machine's load.
 
 `configure_openmp` runs when `twinbench` is imported, before torch is; a value the user set in
 the environment is kept. libgomp reads the variable once, when torch loads it, so a program
