@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from twinbench.audit.shortcuts import RULES
@@ -13,16 +14,21 @@ from twinbench.records import Item
 CLEAN = "reference_ambiguity"
 
 
-def _planted(items: list[Item]) -> list[Item]:
-    """A leaky variant of CLEAN: every unanswerable item ends with a marker sentence."""
+def _variant(items: list[Item], name: str, edit: Callable[[str], str]) -> list[Item]:
+    """CLEAN's pairs as generator `name`@0.0.1, with `edit` applied to every item's state."""
     out = []
     for item in items:
         if item.generator.name != CLEAN:
             continue
-        generator = item.generator.model_copy(update={"name": "leaky", "version": "0.0.1"})
-        state = item.state if item.answerable else item.state + " Note: please review."
+        generator = item.generator.model_copy(update={"name": name, "version": "0.0.1"})
+        state = item.state if item.answerable else edit(item.state)
         out.append(item.model_copy(update={"generator": generator, "state": state}))
     return out
+
+
+def _planted(items: list[Item]) -> list[Item]:
+    """A leaky variant of CLEAN: every unanswerable item ends with a marker sentence."""
+    return _variant(items, "leaky", lambda state: state + " Note: please review.")
 
 
 def test_planted_marker_is_caught_and_clean_version_passes(tmp_path: Path) -> None:
@@ -118,14 +124,7 @@ def test_within_pair_share_by_hand() -> None:
 
 def _exclaimed(items: list[Item]) -> list[Item]:
     """A leak no written rule reads: unanswerable items end with "!" where twins end with "."."""
-    out = []
-    for item in items:
-        if item.generator.name != CLEAN:
-            continue
-        generator = item.generator.model_copy(update={"name": "exclaim", "version": "0.0.1"})
-        state = item.state if item.answerable else item.state.rstrip(".") + "!"
-        out.append(item.model_copy(update={"generator": generator, "state": state}))
-    return out
+    return _variant(items, "exclaim", lambda state: state.rstrip(".") + "!")
 
 
 def test_the_trained_probe_catches_a_leak_no_written_rule_reads(tmp_path: Path) -> None:
