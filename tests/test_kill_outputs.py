@@ -126,7 +126,11 @@ def test_eval_killed_mid_commit_then_rerun_completes(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     check_manifest(out / "benchmark")
     metrics = json.loads((out / "metrics.json").read_text())
-    assert set(metrics["systems"]) == {"always-abstain_underspecified_state", "shortcut"}
+    assert set(metrics["systems"]) == {
+        "always-abstain_underspecified_state",
+        "shortcut",
+        "abstain-by-form",
+    }
     assert _leftovers(out) == [] and _leftovers(out / "benchmark") == []
 
 
