@@ -19,13 +19,7 @@ from conftest import read_rows, write_rows
 from twinbench.cli import app
 from twinbench.jsonl import InputError, record_dict
 from twinbench.rag.agreement import agreement
-from twinbench.rag.annotation import (
-    ItemLabels,
-    apply_labels,
-    open_package,
-    package,
-    read_labels,
-)
+from twinbench.rag.annotation import open_package, package
 from twinbench.rag.annotation_page import label_server
 from twinbench.rag.answer_metrics import claim_counts, outcome
 from twinbench.rag.answers import (
@@ -41,6 +35,7 @@ from twinbench.rag.answers import (
 )
 from twinbench.rag.claims import CLAIM_RULE, split_claims
 from twinbench.rag.corpus import write_corpus
+from twinbench.rag.labels import ItemLabels, apply_labels, read_labels
 from twinbench.rag.records import Case, Passage
 
 QUESTION = "When is Assignment 2 due, and are late submissions allowed?"

@@ -147,7 +147,8 @@ def agreement_command(
 ) -> None:
     """Claim-level agreement of two labellings: raw, Cohen's kappa, confusion, relevance."""
     from twinbench.rag.agreement import agreement
-    from twinbench.rag.annotation import open_package, read_judgements, read_labels
+    from twinbench.rag.annotation import open_package
+    from twinbench.rag.labels import read_judgements, read_labels
 
     if (labels_b is None) == (judgements is None):
         raise InputError("give LABELS_B or --judgements (exactly one)")

@@ -206,8 +206,8 @@ def summarise(
 
 def labelling(answers: Sequence[Answer]) -> dict[tuple[str, str, int], Any]:
     """Labelled answers as one side of `agreement` (claims numbered from 1)."""
-    from twinbench.rag.annotation import ItemLabels
     from twinbench.rag.answers import ClaimLabel
+    from twinbench.rag.labels import ItemLabels
 
     out = {}
     for a in answers:
@@ -232,7 +232,8 @@ def human_agreement(
     """Agreement of this run's labeller (the rules, or the judge's judgements) with every
     annotator's labels in a blind package folder (`labels/*.jsonl`)."""
     from twinbench.rag.agreement import agreement
-    from twinbench.rag.annotation import open_package, read_labels
+    from twinbench.rag.annotation import open_package
+    from twinbench.rag.labels import read_labels
 
     blind = open_package(folder)
     files = sorted((folder / "labels").glob("*.jsonl"))

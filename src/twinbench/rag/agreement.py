@@ -19,8 +19,9 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from twinbench.rag.annotation import AnswerKey, ItemLabels
+from twinbench.rag.annotation import AnswerKey
 from twinbench.rag.answers import Judgement, JudgeStatus, SupportLabel
+from twinbench.rag.labels import ItemLabels
 
 LABELS: Final = tuple(s.value for s in SupportLabel)
 Labelling = Mapping[AnswerKey, ItemLabels] | Sequence[Judgement]

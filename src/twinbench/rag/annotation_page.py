@@ -28,8 +28,9 @@ from urllib.parse import parse_qsl, urlsplit
 
 from twinbench.audit.serve import HEADERS, MAX_BODY, Refused, _page, _shown
 from twinbench.jsonl import InputError, iter_json_lines, write_jsonl
-from twinbench.rag.annotation import RUBRIC, Item, check_row, open_package, read_labels
+from twinbench.rag.annotation import RUBRIC, Item, open_package
 from twinbench.rag.answers import Severity, SupportLabel
+from twinbench.rag.labels import check_row, read_labels
 
 #: what an annotator name may be (it names the labels file)
 ANNOTATOR = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
