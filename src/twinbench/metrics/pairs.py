@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
+from twinbench.grader import GradedTable, Outcome
 from twinbench.metrics._util import BoolArray, ratio
-
-if TYPE_CHECKING:
-    from twinbench.grader import GradedTable
 
 IntArray = np.ndarray[tuple[int], np.dtype[np.int64]]
 
@@ -32,20 +30,36 @@ def _matched(
     return twin_rows[twin_first[twin_at]], item_rows[item_first[item_at]]
 
 
+def _ideal(correct: BoolArray, twins: IntArray, items: IntArray) -> dict[str, Any]:
+    ideal = int((correct[twins] & correct[items]).sum())
+    return {"rate": ratio(ideal, twins.size), "ideal": ideal, "pairs": int(twins.size)}
+
+
+def _score(outcome: IntArray, twins: IntArray, items: IntArray) -> float | None:
+    if not twins.size:
+        return None
+    return float(((PAIR_VALUES[outcome[items]] + PAIR_VALUES[outcome[twins]]) / 2).mean())
+
+
 def ideal_pair_rate(
     pair: IntArray, run_key: IntArray, answerable: BoolArray, correct: BoolArray
 ) -> dict[str, Any]:
     """ideal pair rate = #(pairs with twin correct and item correct) / #(pairs with both graded)
     (pairs matched as `_matched` says)."""
-    twins, items = _matched(pair, run_key, answerable)
-    ideal = int((correct[twins] & correct[items]).sum())
-    return {"rate": ratio(ideal, twins.size), "ideal": ideal, "pairs": int(twins.size)}
+    return _ideal(correct, *_matched(pair, run_key, answerable))
+
+
+def _pair_values() -> np.ndarray:
+    values = np.zeros(len(Outcome))  # failures never reach it: pairs match valid rows only
+    values[[Outcome.CORRECT_ABSTAIN, Outcome.CORRECT_ANSWER]] = 1.0
+    values[[Outcome.FALSE_COMMIT, Outcome.WRONG_ANSWER, Outcome.FALSE_ABSTAIN]] = -1.0
+    return values  # WRONG_REASON stays 0
 
 
 #: the pair score's value of each outcome (docs/grading.md, "The pair score"): an item's
 #: correct abstention +1, wrong code 0, committed answer -1; a twin's right answer +1, wrong
 #: answer -1, false abstention -1. Abstaining on everything with the right code scores 0.
-PAIR_VALUES = np.array([1.0, 0.0, -1.0, 1.0, -1.0, -1.0])
+PAIR_VALUES = _pair_values()
 
 
 def pair_score(
@@ -55,10 +69,15 @@ def pair_score(
 
     Only telling an item from its twin scores above 0: abstaining on both members (with the
     right code) scores 0, answering both at most 0, and an ideal pair 1."""
+    return _score(outcome, *_matched(pair, run_key, answerable))
+
+
+def pair_figures(
+    pair: IntArray, run_key: IntArray, answerable: BoolArray, correct: BoolArray, outcome: IntArray
+) -> tuple[dict[str, Any], float | None]:
+    """(`ideal_pair_rate`, `pair_score`) from one matching of the pairs."""
     twins, items = _matched(pair, run_key, answerable)
-    if not twins.size:
-        return None
-    return float(((PAIR_VALUES[outcome[items]] + PAIR_VALUES[outcome[twins]]) / 2).mean())
+    return _ideal(correct, twins, items), _score(outcome, twins, items)
 
 
 def pair_counts(pair: IntArray, mask: BoolArray, pairs: int) -> np.ndarray:

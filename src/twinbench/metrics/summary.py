@@ -18,7 +18,7 @@ from twinbench.metrics.calibration import (
     reliability_bins,
 )
 from twinbench.metrics.cost import CostTable, cost_weighted_score
-from twinbench.metrics.pairs import ideal_pair_rate, pair_score
+from twinbench.metrics.pairs import pair_figures
 from twinbench.metrics.permutation import permutation_sensitivity
 from twinbench.metrics.selective import (
     aurc,
@@ -42,10 +42,9 @@ def _family_block(g: GradedTable, valid: np.ndarray, f: int, run_key: np.ndarray
     claimed = valid & g.abstain & (g.reason == f)
     correct_abstain = g.outcome == Outcome.CORRECT_ABSTAIN
     member = valid & (g.family == f)
-    pairs = ideal_pair_rate(
-        g.pair[member], run_key[member], g.answerable[member], g.correct[member]
+    pairs, score = pair_figures(
+        g.pair[member], run_key[member], g.answerable[member], g.correct[member], g.outcome[member]
     )
-    score = pair_score(g.pair[member], run_key[member], g.answerable[member], g.outcome[member])
     return {
         "unanswerable": int(unanswerable.sum()),
         "twins": int(twins.sum()),
@@ -114,8 +113,8 @@ def summarize(g: GradedTable, costs: CostTable, languages: tuple[str, ...]) -> d
     run_key = g.trial * (int(g.permutation.max(initial=0)) + 1) + g.permutation
     correct = g.correct
     families = {name: _family_block(g, valid, f, run_key) for f, name in enumerate(FAMILIES)}
-    overall_pairs = ideal_pair_rate(
-        g.pair[valid], run_key[valid], g.answerable[valid], correct[valid]
+    overall_pairs, overall_score = pair_figures(
+        g.pair[valid], run_key[valid], g.answerable[valid], correct[valid], g.outcome[valid]
     )
     return {
         "schema": METRICS_SCHEMA,
@@ -131,9 +130,7 @@ def summarize(g: GradedTable, costs: CostTable, languages: tuple[str, ...]) -> d
         "macro": macro_means(families),
         "overall": {
             "ideal_pair_rate": overall_pairs["rate"],
-            "pair_score": pair_score(
-                g.pair[valid], run_key[valid], g.answerable[valid], g.outcome[valid]
-            ),
+            "pair_score": overall_score,
             "abstention_precision": abstention_precision(any_abstain & unanswerable, any_abstain),
             "abstention_recall": abstention_recall(any_abstain, unanswerable),
             "twin_accuracy": twin_accuracy(
