@@ -318,10 +318,9 @@ def audit_similarity(
             for probe, scores in probes.items()
         }
         over = [
-            p for p, a in aucs.items() if a["auc"] > bound and not (exempt and p in LANGUAGE_PROBES)
-        ] + [
-            f"within:{p}"
-            for p, a in within.items()
+            prefix + p
+            for prefix, read in (("", aucs), ("within:", within))
+            for p, a in read.items()
             if a["auc"] > bound and not (exempt and p in LANGUAGE_PROBES)
         ]
         out[f"{name}@{version}"] = {
