@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from difflib import SequenceMatcher
 from typing import Protocol
 
 import numpy as np
@@ -154,6 +155,82 @@ def sentence_count(item: Shown) -> np.ndarray:
     return np.array([len(sentences(item.state)), len(sentences(item.question.instructions))])
 
 
+def _char_grams(text: str, n: int = 4) -> set[str]:
+    flat = " ".join(words(text))
+    return {flat[i : i + n] for i in range(max(0, len(flat) - n + 1))}
+
+
+def state_echo(item: Shown) -> np.ndarray:
+    """[best character-4-gram Jaccard of the question with one state sentence, best
+    SequenceMatcher ratio]: a question that copies the state's wording (issue 22: true-premise
+    twins did, in 67 of 77 pairs)."""
+    asked = item.question.instructions
+    grams = _char_grams(asked)
+    best_jaccard, best_ratio = 0.0, 0.0
+    for sentence in sentences(item.state):
+        other = _char_grams(sentence)
+        if grams or other:
+            best_jaccard = max(best_jaccard, len(grams & other) / len(grams | other))
+        best_ratio = max(
+            best_ratio, SequenceMatcher(None, asked.lower(), sentence.lower()).ratio()
+        )
+    return np.array([best_jaccard, best_ratio])
+
+
+def _word_ngrams(tokens: list[str], n: int) -> set[tuple[str, ...]]:
+    return {tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1)}
+
+
+def repeated_phrase(item: Shown) -> np.ndarray:
+    """[word bigrams of the question and its choices also in the state, trigrams, longest run
+    of words shared with the state]: a question that repeats a phrase the state already used
+    ("the 9:50 train") against one that names a category ("the morning train")."""
+    state = words(item.state)
+    shown = words(" ".join([item.question.instructions, *choice_labels(item)]))
+    counts = [float(len(_word_ngrams(shown, n) & _word_ngrams(state, n))) for n in (2, 3)]
+    longest = 0
+    for n in range(1, 9):
+        if not _word_ngrams(shown, n) & _word_ngrams(state, n):
+            break
+        longest = n
+    return np.array([*counts, float(longest)])
+
+
+_NUMBER = re.compile(r"\d+(?:[.:,]\d+)*")
+
+
+def option_numbers(item: Shown) -> np.ndarray:
+    """[choices with a number, of them the share whose numbers all occur in the state, choices
+    with a number the state lacks]: a correct option that copies the state's number against
+    denied ones that change it."""
+    stated = set(_NUMBER.findall(item.state))
+    numbered = [set(_NUMBER.findall(label)) for label in choice_labels(item)]
+    numbered = [found for found in numbered if found]
+    inside = sum(found <= stated for found in numbered)
+    return np.array(
+        [float(len(numbered)), inside / max(1, len(numbered)), float(len(numbered) - inside)]
+    )
+
+
+def duplicate_echo(item: Shown) -> np.ndarray:
+    """[state overlap of the colliding choices minus that of the others, of the colliding ones]
+    (0 without a collision): a duplicated option that echoes the state more than the rest."""
+    labels = choice_labels(item)
+    keys = [normalize_option(label) for label in labels]
+    colliding = {k for k in keys if keys.count(k) > 1}
+    if not colliding:
+        return np.array([0.0, 0.0])
+    parts = [content_words(s) for s in sentences(item.state)] or [set()]
+
+    def overlap(label: str) -> float:
+        own = content_words(label)
+        return max(len(own & p) / len(own) for p in parts) if own else 0.0
+
+    dup = [overlap(lab) for lab, k in zip(labels, keys, strict=True) if k in colliding]
+    rest = [overlap(lab) for lab, k in zip(labels, keys, strict=True) if k not in colliding]
+    return np.array([float(np.mean(dup)) - float(np.mean(rest or [0.0])), float(np.mean(dup))])
+
+
 #: every relational rule, by probe name (the audit's table columns, in order)
 RULES: dict[str, Callable[[Shown], np.ndarray]] = {
     "label_mention": label_mention,
@@ -162,4 +239,8 @@ RULES: dict[str, Callable[[Shown], np.ndarray]] = {
     "option_overlap": option_overlap,
     "duplicate": duplicate,
     "sentences": sentence_count,
+    "state_echo": state_echo,
+    "repeated_phrase": repeated_phrase,
+    "option_numbers": option_numbers,
+    "duplicate_echo": duplicate_echo,
 }

@@ -47,7 +47,16 @@ FOLDS = 5
 #: they split words at spaces and drop *English* stop words, so on a translation they count
 #: Spanish function words as content words and see a whole Chinese or Khmer clause as one word
 LANGUAGE_PROBES = frozenset(
-    {"length", "ngrams", "perplexity", "trained", "question_overlap", "option_overlap"}
+    {
+        "length",
+        "ngrams",
+        "perplexity",
+        "trained",
+        "question_overlap",
+        "option_overlap",
+        "state_echo",
+        "repeated_phrase",
+    }
 )
 
 
