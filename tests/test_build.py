@@ -15,6 +15,7 @@ from twinbench.builder import BuildResult, balance_families, build, default_gene
 from twinbench.cli import app
 from twinbench.errata import Errata, Erratum
 from twinbench.generators import Pool, generator_classes
+from twinbench.generators.base import Pair
 from twinbench.generators.scripts import LANGUAGE_SCRIPTS
 from twinbench.validate import validate_files
 
@@ -134,7 +135,7 @@ def test_holdout_outputs_never_reach_public_files(tmp_path: Path) -> None:
     assert len(holdout_rows) == 2 * sum(len(result.pairs[name]) for name in held)
 
 
-def test_balance_families_by_hand(default_build: tuple[Path, BuildResult]) -> None:
+def test_balance_families_by_hand_without_types(default_build: tuple[Path, BuildResult]) -> None:
     _, result = default_build
     pairs = result.pairs
     # 5 + 4 underspecified, 3 + 2 + 9 contradictory, 7 out_of_language: the smallest family
@@ -148,7 +149,7 @@ def test_balance_families_by_hand(default_build: tuple[Path, BuildResult]) -> No
         "translation": 12,
     }
     small = {name: pairs[name][:n] for name, n in sizes.items()}
-    kept = {name: len(p) for name, p in balance_families(small).items()}
+    kept = {name: len(p) for name, p in balance_families(small, by_type=False).items()}
     assert kept == {
         "redaction": 5,
         "reference_ambiguity": 4,
@@ -158,7 +159,7 @@ def test_balance_families_by_hand(default_build: tuple[Path, BuildResult]) -> No
         "translation": 9,
     }
     # a per-family cap of 4: 2 + 2, then 2 + 1 + 1 (first generators first), then 4
-    capped = {name: len(p) for name, p in balance_families(small, 4).items()}
+    capped = {name: len(p) for name, p in balance_families(small, 4, by_type=False).items()}
     assert capped == {
         "redaction": 2,
         "reference_ambiguity": 2,
@@ -167,7 +168,98 @@ def test_balance_families_by_hand(default_build: tuple[Path, BuildResult]) -> No
         "false_premise": 1,
         "translation": 4,
     }
-    assert balance_families(small, 4)["redaction"] == pairs["redaction"][:2]  # a prefix
+    assert balance_families(small, 4, by_type=False)["redaction"] == pairs["redaction"][:2]
+
+
+def _by_type(pairs: list[Pair], **wanted: int) -> list[Pair]:
+    """The first `wanted[kind]` pairs of each question type, in their seeded order."""
+    seen: dict[str, int] = {}
+    out = []
+    for pair in pairs:
+        kind = pair.item.question.type
+        if seen.get(kind, 0) < wanted.get(kind, 0):
+            seen[kind] = seen.get(kind, 0) + 1
+            out.append(pair)
+    assert seen == {k: n for k, n in wanted.items() if n}, (seen, wanted)  # the data has them
+    return out
+
+
+def test_balance_families_gives_every_family_the_same_question_types() -> None:
+    from twinbench.builder import generate_all
+    from twinbench.corpus import load_corpus
+
+    raw = generate_all(load_corpus(), 0, None).pairs
+    small = {
+        "redaction": _by_type(raw["redaction"], choice=2, score=3, noul=4),
+        "reference_ambiguity": _by_type(raw["reference_ambiguity"], choice=5),
+        "exact_duplicate": _by_type(raw["exact_duplicate"], choice=3),
+        "state_contradiction": _by_type(raw["state_contradiction"], choice=3),
+        "false_premise": _by_type(raw["false_premise"], score=4),
+        "translation": _by_type(raw["translation"], choice=6, score=2, noul=5),
+    }
+    # per type, the smallest family's count: choice min(7, 6, 6) = 6, score min(3, 4, 2) = 2,
+    # noul min(4, 0, 5) = 0 (no contradictory pair is yes/no, so no family keeps one)
+    kept = balance_families(small)
+    types = {n: [p.item.question.type for p in kept[n]] for n in kept}
+    # underspecified choice 6: redaction 1, ambiguity 1, redaction 2 (all it has), ambiguity 2-4
+    assert sorted(types["redaction"]) == ["choice", "choice", "score", "score"]
+    assert types["reference_ambiguity"] == ["choice"] * 4
+    assert types["exact_duplicate"] == types["state_contradiction"] == ["choice"] * 3
+    assert types["false_premise"] == ["score"] * 2
+    assert sorted(types["translation"]) == ["choice"] * 6 + ["score"] * 2
+    # inside a type each generator keeps a prefix, in the seeded order
+    firsts = [
+        p
+        for kind in ("choice", "score")
+        for p in [q for q in small["redaction"] if q.item.question.type == kind][:2]
+    ]
+    assert kept["redaction"] == [p for p in small["redaction"] if p in firsts]
+    assert kept["false_premise"] == small["false_premise"][:2]
+    # a cap of 4 scales the mix 6:2 to 3:1 for every family
+    capped = {n: [p.item.question.type for p in v] for n, v in balance_families(small, 4).items()}
+    assert sorted(capped["redaction"]) == ["choice", "choice", "score"]
+    assert capped["reference_ambiguity"] == ["choice"]
+    assert (capped["exact_duplicate"], capped["state_contradiction"]) == (
+        ["choice"] * 2,
+        ["choice"],
+    )
+    assert capped["false_premise"] == ["score"]
+    assert sorted(capped["translation"]) == ["choice"] * 3 + ["score"]
+
+
+def test_the_question_type_does_not_tell_the_family(
+    default_build: tuple[Path, BuildResult],
+) -> None:
+    """Issue 22: the best rule from (question type, script) to family is right no more often
+    than the best rule from the script alone, and the manifest records one mix for all."""
+    from collections import Counter
+
+    from twinbench.systems.baselines import latin_script
+
+    _, result = default_build
+    unanswerable = [i for i in result.public if not i.answerable]
+    by_form = Counter(
+        (i.question.type, latin_script(i.state), i.family.value) for i in unanswerable
+    )
+    by_script = Counter((latin_script(i.state), i.family.value) for i in unanswerable)
+
+    def best(table: Counter[tuple[Any, ...]]) -> int:
+        top: dict[tuple[Any, ...], int] = {}
+        for *key, _family in table:
+            top[tuple(key)] = max(top.get(tuple(key), 0), table[(*key, _family)])
+        return sum(top.values())
+
+    assert best(by_form) == best(by_script)
+    english = [i for i in unanswerable if i.family.value != "out_of_language"]
+    kinds = Counter((i.question.type, i.family.value) for i in english)
+    assert all(
+        kinds[(t, "underspecified_state")] == kinds[(t, "contradictory_options")] for t, _ in kinds
+    )  # so a type-to-family rule gets 0.5 on them, exactly
+    mix = result.manifest["question_types"]
+    assert mix["same_mix"] is True
+    assert len({tuple(c.items()) for c in mix["pairs"].values()}) == 1
+    assert set(mix["pairs"]) == {"underspecified_state", "contradictory_options", "out_of_language"}
+    assert sum(mix["pairs"]["out_of_language"].values()) == len(unanswerable) // 3
 
 
 def test_retired_generator_runs_only_when_named(tmp_path: Path) -> None:
@@ -178,7 +270,7 @@ def test_retired_generator_runs_only_when_named(tmp_path: Path) -> None:
 
 def test_errata_drop_whole_pairs_and_are_counted(tmp_path: Path) -> None:
     first = build(tmp_path / "a", per_generator=5)
-    victim = first.pairs["redaction"][0].item
+    victim = first.pairs["reference_ambiguity"][0].item
     errata = Errata(version=1, entries=[Erratum(item_id=victim.id, reason="audited answerable")])
     second = build(tmp_path / "b", per_generator=5, errata=errata)
     ids = {r["id"] for r in read_rows(tmp_path / "b" / "items.jsonl")}

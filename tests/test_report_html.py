@@ -112,8 +112,14 @@ def test_compare_prints_a_table_and_writes_html(folder: Path, tmp_path: Path) ->
     )
     assert result.exit_code == 0, result.output
     data = json.loads((out / "compare.json").read_text())
-    assert len(data["comparisons"]) == 6  # 3 families x 2 metrics, one pair of systems
-    assert data["settings"]["correction"] == "Holm across 6 comparisons"
+    # one pair of systems: the pair metrics over all families and per family (2 + 3 x 2),
+    # then recall and twin accuracy per family (3 x 2); the headline first
+    assert len(data["comparisons"]) == 14
+    assert [(r["family"], r["metric"]) for r in data["comparisons"][:2]] == [
+        ("all", "ideal_pair_rate"),
+        ("all", "pair_score"),
+    ]
+    assert data["settings"]["correction"] == "Holm across 14 comparisons"
     holm = [row["test"]["holm_p"] for row in data["comparisons"]]
     raw = [row["test"]["p_value"] for row in data["comparisons"]]
     assert all(h >= p for h, p in zip(holm, raw, strict=True))

@@ -131,10 +131,13 @@ def test_kill_9_then_resume_equals_an_uninterrupted_run(bench: Path, tmp_path: P
         return item.state, json.dumps(options)
 
     unfinished = Counter(shown(k) for k in set(keys) - done_before)
-    assert Counter(
-        (state, json.dumps(question.get("criteria") if question["type"] == "choice" else None))
-        for state, question in resent
-    ) == unfinished
+    assert (
+        Counter(
+            (state, json.dumps(question.get("criteria") if question["type"] == "choice" else None))
+            for state, question in resent
+        )
+        == unfinished
+    )
     meta = json.loads((killed / "run.json").read_text())
     assert meta["status"] == "finished" and meta["responses"] == 168
     assert meta["resumed_from"] == len(done_before)

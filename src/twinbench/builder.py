@@ -137,12 +137,18 @@ def _generate(
 
 
 def balance_families(
-    pairs: dict[str, list[Pair]], per_family: int | None = None
+    pairs: dict[str, list[Pair]], per_family: int | None = None, *, by_type: bool = True
 ) -> dict[str, list[Pair]]:
     """Trim every family to its FAMILY_SHARES share of the pairs (at most `per_family` each).
 
     The family with the fewest pairs relative to its share sets the size; inside a family the
     pairs are spread as evenly as its generators allow (each keeps a prefix of its pairs).
+
+    With `by_type` (the default build), every family also gets the same number of pairs of
+    each question type (choice / score / noul): the smallest family's count for that type, so
+    a type no family lacks. A rule that guesses the family from the question's form then gets
+    chance and nothing more (issue 22); inside a type, each generator keeps a prefix of its
+    pairs of that type.
     """
     by_family: dict[str, list[str]] = defaultdict(list)
     for name, kept in pairs.items():
@@ -150,6 +156,8 @@ def balance_families(
             by_family[kept[0].item.family.value].append(name)
     if not by_family:
         return dict(pairs)
+    if by_type and len(by_family) > 1:
+        return _balance_types(pairs, by_family, per_family)
     totals = {f: sum(len(pairs[n]) for n in names) for f, names in by_family.items()}
     unit = min(totals[f] / FAMILY_SHARES[f] for f in totals)
     if per_family is not None:
@@ -157,14 +165,72 @@ def balance_families(
     out = {name: list(kept) for name, kept in pairs.items()}
     for family, names in by_family.items():
         target = int(unit * FAMILY_SHARES[family] + 1e-9)
-        quota = dict.fromkeys(names, 0)
-        while sum(quota.values()) < target:
-            open_ = [n for n in names if quota[n] < len(pairs[n])]
-            smallest = min(quota[n] for n in open_)
-            quota[next(n for n in open_ if quota[n] == smallest)] += 1
+        quota = _spread({n: len(pairs[n]) for n in names}, target)
         for name in names:
             out[name] = pairs[name][: quota[name]]
     return out
+
+
+def _spread(available: dict[str, int], target: int) -> dict[str, int]:
+    """Quotas summing to `target` (at most what is available), as even as `available` allows:
+    one at a time to the generator with the smallest quota that has pairs left."""
+    quota = dict.fromkeys(available, 0)
+    while sum(quota.values()) < target:
+        open_ = [n for n in available if quota[n] < available[n]]
+        smallest = min(quota[n] for n in open_)
+        quota[next(n for n in open_ if quota[n] == smallest)] += 1
+    return quota
+
+
+def _balance_types(
+    pairs: dict[str, list[Pair]], by_family: dict[str, list[str]], per_family: int | None
+) -> dict[str, list[Pair]]:
+    """`balance_families` with the same question-type counts in every family."""
+    if len(set(FAMILY_SHARES[f] for f in by_family)) != 1:
+        raise ValueError("type balance needs equal family shares")  # equal counts per type
+    available: dict[str, dict[str, Counter[str]]] = {}
+    for family, names in by_family.items():
+        available[family] = {n: Counter(p.item.question.type for p in pairs[n]) for n in names}
+    kinds = sorted({k for gens in available.values() for c in gens.values() for k in c})
+    per_kind = {
+        kind: min(sum(c[kind] for c in gens.values()) for gens in available.values())
+        for kind in kinds
+    }
+    if per_family is not None and sum(per_kind.values()) > per_family:
+        per_kind = _scaled(per_kind, per_family)
+    out = {name: list(kept) for name, kept in pairs.items()}
+    for family, names in by_family.items():
+        chosen: dict[str, set[int]] = {n: set() for n in names}
+        for kind in kinds:
+            quota = _spread({n: available[family][n][kind] for n in names}, per_kind[kind])
+            for name in names:
+                of_kind = [i for i, p in enumerate(pairs[name]) if p.item.question.type == kind]
+                chosen[name].update(of_kind[: quota[name]])
+        for name in names:
+            out[name] = [p for i, p in enumerate(pairs[name]) if i in chosen[name]]
+    return out
+
+
+def _scaled(counts: dict[str, int], total: int) -> dict[str, int]:
+    """`counts` scaled to sum to `total` by largest remainders (ties: the first key)."""
+    whole = sum(counts.values())
+    exact = {k: v * total / whole for k, v in counts.items()}
+    out = {k: int(v) for k, v in exact.items()}
+    for k in sorted(exact, key=lambda k: -(exact[k] - out[k]))[: total - sum(out.values())]:
+        out[k] += 1
+    return out
+
+
+def question_types(pairs: dict[str, list[Pair]]) -> dict[str, Any]:
+    """Pairs per family and question type (the mix `balance_families` makes equal), and whether
+    every family has the same mix (what the manifest publishes)."""
+    table: dict[str, Counter[str]] = defaultdict(Counter)
+    for kept in pairs.values():
+        for pair in kept:
+            table[pair.item.family.value][pair.item.question.type] += 1
+    per_family = {f: dict(sorted(c.items())) for f, c in sorted(table.items())}
+    same = len({tuple(c.items()) for c in per_family.values()}) <= 1
+    return {"same_mix": same, "pairs": per_family}
 
 
 def family_shares(pairs: dict[str, list[Pair]]) -> dict[str, dict[str, float]]:
@@ -277,6 +343,7 @@ def build_benchmark(
         refuse_leaky([*result.public, *result.holdout], options.strict_bound, options.seed)
     fields = option_fields(options, rows, sum(d["errata"] for d in result.dropped.values()))
     fields["family_shares"] = family_shares(result.pairs)
+    fields["question_types"] = question_types(result.pairs)
     result.manifest = write_benchmark(out, result.public, result.holdout, fields)
     return result
 

@@ -1,9 +1,11 @@
 """`twinbench compare`: paired per-family differences between systems on one benchmark.
 
-For every pair of systems (A, B), every family and two metrics — abstention recall on the
-family's unanswerable items and twin accuracy on its twins — the difference A − B with a
-cluster-bootstrap interval (pairs resampled, both systems together), a two-sided sign-flip
-test on the per-pair differences, and Holm's correction across every comparison printed.
+For every pair of systems (A, B) the headline comes first: the ideal-pair rate and the pair
+score over all families, then per family; then, per family, abstention recall on the family's
+unanswerable items and twin accuracy on its twins. Each row is the difference A − B with a
+cluster-bootstrap interval (clusters of pairs resampled, both systems together), a two-sided
+sign-flip test on the per-cluster differences, and Holm's correction across every comparison
+printed.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import numpy as np
 
 from twinbench.grader import GradedTable, Outcome
 from twinbench.metrics.pairs import outcome_tallies as tallies
+from twinbench.metrics.pairs import pair_tallies
 from twinbench.records import FAMILIES
 from twinbench.render import fmt_p
 from twinbench.stats.bootstrap import percentile_interval, resample_ratios
@@ -24,6 +27,29 @@ METRICS = {
     "recall": (False, Outcome.CORRECT_ABSTAIN),
     "twin_accuracy": (True, Outcome.CORRECT_ANSWER),
 }
+#: the pair metrics, compared first (docs/grading.md, "The headline: the pair")
+PAIR_METRICS = ("ideal_pair_rate", "pair_score")
+ALL_FAMILIES = "all"
+
+
+def _tallies(
+    g: GradedTable, family: int | None, metric: str, pairs: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """(numerator, denominator) per cluster of `metric` over one family (None: all)."""
+    if metric in PAIR_METRICS:
+        ideal, score, graded = pair_tallies(g, family, pairs)
+        return (ideal if metric == "ideal_pair_rate" else score), graded
+    assert family is not None
+    answerable, outcome = METRICS[metric]
+    return tallies(g, family, answerable, outcome, pairs)
+
+
+def _cells() -> list[tuple[str, int | None, str]]:
+    """(family name, family index or None, metric) in printed order: the pair first."""
+    cells: list[tuple[str, int | None, str]] = [(ALL_FAMILIES, None, m) for m in PAIR_METRICS]
+    cells += [(family, f, m) for f, family in enumerate(FAMILIES) for m in PAIR_METRICS]
+    cells += [(family, f, m) for f, family in enumerate(FAMILIES) for m in METRICS]
+    return cells
 
 
 def compare(
@@ -34,36 +60,33 @@ def compare(
     pairs = max(int(g.cluster.max(initial=-1)) + 1 for g in tables.values())
     rows: list[dict[str, Any]] = []
     for a, b in combinations(sorted(tables), 2):
-        for f, family in enumerate(FAMILIES):
-            for metric, (answerable, outcome) in METRICS.items():
-                hits_a, n_a = tallies(tables[a], f, answerable, outcome, pairs)
-                hits_b, n_b = tallies(tables[b], f, answerable, outcome, pairs)
-                both = (n_a > 0) & (n_b > 0)
-                if not both.any():
-                    continue
-                num = np.vstack([hits_a[both], hits_b[both]])
-                den = np.vstack([n_a[both], n_b[both]])
-                rng = np.random.default_rng(seed)
-                boot = resample_ratios(num, den, resamples, rng)
-                est_a, est_b = num[0].sum() / den[0].sum(), num[1].sum() / den[1].sum()
-                interval = percentile_interval(
-                    est_a - est_b, boot[:, 0] - boot[:, 1], resamples, seed
-                )
-                diffs = num[0] / den[0] - num[1] / den[1]
-                test = sign_flip_test(diffs, draws, np.random.default_rng(seed), seed)
-                rows.append(
-                    {
-                        "a": a,
-                        "b": b,
-                        "family": family,
-                        "metric": metric,
-                        "value_a": est_a,
-                        "value_b": est_b,
-                        "pairs": int(both.sum()),
-                        "difference": interval.as_dict(),
-                        "test": test.as_dict(),
-                    }
-                )
+        for family, f, metric in _cells():
+            hits_a, n_a = _tallies(tables[a], f, metric, pairs)
+            hits_b, n_b = _tallies(tables[b], f, metric, pairs)
+            both = (n_a > 0) & (n_b > 0)
+            if not both.any():
+                continue
+            num = np.vstack([hits_a[both], hits_b[both]])
+            den = np.vstack([n_a[both], n_b[both]])
+            rng = np.random.default_rng(seed)
+            boot = resample_ratios(num, den, resamples, rng)
+            est_a, est_b = num[0].sum() / den[0].sum(), num[1].sum() / den[1].sum()
+            interval = percentile_interval(est_a - est_b, boot[:, 0] - boot[:, 1], resamples, seed)
+            diffs = num[0] / den[0] - num[1] / den[1]
+            test = sign_flip_test(diffs, draws, np.random.default_rng(seed), seed)
+            rows.append(
+                {
+                    "a": a,
+                    "b": b,
+                    "family": family,
+                    "metric": metric,
+                    "value_a": est_a,
+                    "value_b": est_b,
+                    "pairs": int(both.sum()),
+                    "difference": interval.as_dict(),
+                    "test": test.as_dict(),
+                }
+            )
     for row, adjusted in zip(rows, holm([r["test"]["p_value"] for r in rows]), strict=True):
         row["test"]["holm_p"] = adjusted
     return {

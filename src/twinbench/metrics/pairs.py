@@ -12,9 +12,7 @@ from twinbench.metrics._util import BoolArray, ratio
 IntArray = np.ndarray[tuple[int], np.dtype[np.int64]]
 
 
-def _matched(
-    pair: IntArray, run_key: IntArray, answerable: BoolArray
-) -> tuple[IntArray, IntArray]:
+def _matched(pair: IntArray, run_key: IntArray, answerable: BoolArray) -> tuple[IntArray, IntArray]:
     """Row positions (twin, item) of every pair graded on both sides for one run key.
 
     A pair is counted once per run key (trial and permutation), and only where both its
@@ -95,3 +93,21 @@ def outcome_tallies(
     return pair_counts(g.cluster, rows & (g.outcome == outcome), pairs), pair_counts(
         g.cluster, rows, pairs
     )
+
+
+def pair_tallies(
+    g: GradedTable, family: int | None, pairs: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(ideal pairs, summed pair values, graded pairs) per cluster of pairs over one family's
+    pairs (None: every family): the ideal-pair rate and the pair score, cluster by cluster,
+    for clustered intervals and paired tests (`twinbench compare`)."""
+    rows = g.valid if family is None else g.valid & (g.family == family)
+    at = np.flatnonzero(rows)
+    run_key = g.trial * (int(g.permutation.max(initial=0)) + 1) + g.permutation
+    twins, items = (at[x] for x in _matched(g.pair[at], run_key[at], g.answerable[at]))
+    cluster = g.cluster[twins]
+    correct = g.correct
+    ideal = np.bincount(cluster, correct[twins] & correct[items], minlength=pairs)
+    values = (PAIR_VALUES[g.outcome[items]] + PAIR_VALUES[g.outcome[twins]]) / 2
+    score = np.bincount(cluster, values, minlength=pairs)
+    return ideal.astype(np.float64), score, np.bincount(cluster, minlength=pairs).astype(np.float64)
