@@ -8,8 +8,8 @@ from twinbench.audit.shortcuts import duplicate_echo
 from twinbench.builder import generate_all
 from twinbench.corpus import Scenario, load_corpus
 from twinbench.generators import Pair
-from twinbench.generators.exact_duplicate import ExactDuplicate, echo, echo_twins
 from twinbench.generators.base import Pool
+from twinbench.generators.exact_duplicate import ExactDuplicate, echo, echo_twins
 from twinbench.records import ChoiceQuestion
 
 SENTENCES = ["Room 2A has the projector.", "The Lisbon office uses room 4B for calls."]

@@ -57,9 +57,7 @@ def echo_twins(source: Scenario) -> list[int]:
     assert isinstance(source.question, ChoiceQuestion)
     state, options = join(source.state), source.question.options
     target = echo(state, str(source.answer))
-    return [
-        i for i, o in enumerate(options) if o != source.answer and echo(state, o) == target
-    ]
+    return [i for i, o in enumerate(options) if o != source.answer and echo(state, o) == target]
 
 
 @register
