@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from twinbench.audit.shortcuts import content_words, names, sentences
 from twinbench.corpus import Scenario
 from twinbench.generators.base import (
     CorpusPool,
@@ -41,6 +42,24 @@ def variant(text: str, kind: str) -> str | None:
     return out if out != text else None
 
 
+def echo(state: str, option: str) -> tuple[float, bool]:
+    """How much the state's wording supports `option`: the largest share of its content words
+    in one state sentence, and whether the state names it as whole words."""
+    own = content_words(option)
+    parts = [content_words(s) for s in sentences(state)] or [set()]
+    share = max(len(own & p) / len(own) for p in parts) if own else 0.0
+    return round(share, 6), names(normalize_option(state), option)
+
+
+def echo_twins(source: Scenario) -> list[int]:
+    """Indexes of the wrong options the state echoes exactly as much as the answer (`echo`):
+    the ones a twin may duplicate without the duplicate echoing the state less."""
+    assert isinstance(source.question, ChoiceQuestion)
+    state, options = join(source.state), source.question.options
+    target = echo(state, str(source.answer))
+    return [i for i, o in enumerate(options) if o != source.answer and echo(state, o) == target]
+
+
 @register
 class ExactDuplicate(Generator[Scenario]):
     """Item = a wrong option swapped for a surface variant of the answer; twin = the same slot
@@ -49,12 +68,24 @@ class ExactDuplicate(Generator[Scenario]):
     Both sides show a colliding pair, the scenario's extra option, the same number of options
     and the same seeded order; only "is the duplicated option the answer?" tells them apart,
     and the twin stays answerable (its answer is the one option equal to the expected one).
+
+    1.3.0: in 1.2.0 the twin copied a random wrong option, while the state supports the answer,
+    so the item's colliding pair echoed the state's wording more than the twin's: "the
+    duplicated option overlaps the state more than the others" (rule `duplicate_echo`) scored
+    0.60-0.64 between pairs and 0.56-0.58 within (issue 22: 0.67 at seed 11, and a decision
+    rule on it got 0.32 ideal pairs). Within a pair that rule's difference is the answer's
+    overlap minus the copied option's, so now the twin copies a wrong option the state echoes
+    exactly as much as the answer (`echo`: same best-sentence word share, named or not), and
+    scenarios whose state echoes the answer more than every wrong option (10-12 of the 71
+    dealt at seeds 0-2: the state names the answer and no distractor) are not used.
+
     Validity: the item's duplicate equals the answer after normalisation but not before; the
-    twin's duplicate equals a wrong option, and the answer occurs once on the twin.
+    twin's duplicate equals a wrong option the state echoes as much as the answer, and the
+    answer occurs once on the twin.
     """
 
     name = "exact_duplicate"
-    version = "1.2.0"
+    version = "1.3.0"
     family = ReasonCode.CONTRADICTORY_OPTIONS
     #: a third of the base scenarios, dealt before the generators that split the rest
     inputs = (Reads(CorpusPool.SCENARIOS, share=0.33),)
@@ -69,18 +100,23 @@ class ExactDuplicate(Generator[Scenario]):
         )
 
     def sources(self) -> Sequence[Scenario]:
-        return [s for s in self.pool.scenarios if self.accepts(s)]
+        """The dealt scenarios with a wrong option echoed as much as the answer (`echo_twins`;
+        not a condition of `accepts`, so the dealing of the shared pool does not change)."""
+        return [s for s in self.pool.scenarios if self.accepts(s) and echo_twins(s)]
 
     def generate(self, source: Scenario, seed: int) -> Pair:
         assert isinstance(source.question, ChoiceQuestion) and source.extra_option
         answer = str(source.answer)
         options = source.question.options
         rng = np.random.default_rng(seed)
-        wrong = [i for i, o in enumerate(options) if o != answer]
         # 1.0.0 showed the extra option on twins only (n-gram AUC 0.97); 1.1.0 showed it on
         # both sides but only items had a colliding pair ("two options collide" was a perfect
-        # shortcut); 1.2.0 gives twins a colliding pair too, on a wrong option
-        swapped, copied = (wrong[i] for i in rng.permutation(len(wrong))[:2])
+        # shortcut); 1.2.0 gives twins a colliding pair too, on a wrong option; 1.3.0 copies
+        # one the state echoes as much as the answer, and swaps out another wrong option
+        candidates = echo_twins(source)
+        copied = candidates[int(rng.integers(len(candidates)))]
+        wrong = [i for i, o in enumerate(options) if o != answer and i != copied]
+        swapped = wrong[int(rng.integers(len(wrong)))]
         kinds = [
             k
             for k in VARIANTS
@@ -136,4 +172,7 @@ class ExactDuplicate(Generator[Scenario]):
             problems.append("the twin's answer does not occur exactly once after normalisation")
         if prov["twin_duplicate_of"] == prov["duplicate_of"]:
             problems.append("the twin duplicates the answer")
+        state = pair.twin.state
+        if echo(state, prov["twin_duplicate_of"]) != echo(state, prov["duplicate_of"]):
+            problems.append("the state echoes the twin's duplicated option unlike the answer")
         return problems
