@@ -1,10 +1,25 @@
 """underspecified_state / reference_ambiguity: two referents, each supporting another option.
 
-Version 1.1.0 reads the rebalanced `ambiguity.jsonl`. In 1.0.0 the edits ran one way (item
-"she said", "the manager", "their"; twin a name, "his", "the second ..."), and the n-gram probe
-learnt the direction (AUC 0.68, docs/audit.md). Now each kind of referring expression (pronoun,
-name, role noun, qualified noun phrase) appears about as often on either side of the edit, with
-changed phrases of about the same length.
+Version 1.2.0 reads the rewritten `ambiguity.jsonl` (issue 22). In 1.1.0 the twin's edit
+reused a phrase the state already had ("the 9:50 train", "the office router", "Kari Dahl") and
+the item's was a category phrase found nowhere else ("the morning train"): of 80 pairs, 51 had
+only the twin's edited sentence repeat a word 2-3-gram of the other state sentences, 3 only the
+item's; a probe of the last sentence's repeated n-grams scored AUC 0.78 between pairs and 0.80
+within (the issue measured 0.67 and 0.80). The twins repeated whole phrases ("the hiring
+meeting": 3 words or more in 33 twins, 1 item), the items one bigram. Now 40 records are
+rewritten both ways: items repeat the category the state gives both referents ("each is a
+morning train" ... "the morning train", "Two containers for Arbor Furniture" ... "the container
+for Arbor Furniture"), twins name their referent in words the state does not use ("the later
+train", "the router in her office", "Ms. Dahl", "the frozen sample"), and shared sentences word
+the referents' labels apart from the twin's phrase ("Her hiring meeting starts at 14:00"). Only
+the item's edit repeats in 29 pairs, only the twin's in 27; the longest repeated run is longer
+on the item's side in 30, on the twin's in 27 (tests/generators/test_reference_ambiguity.py).
+Digits, hyphens and titles ("Ms.") are spread over both sides.
+
+In 1.0.0 the edits ran one way (item "she said", "the manager", "their"; twin a name, "his",
+"the second ..."), and the n-gram probe learnt the direction (AUC 0.68, docs/audit.md); 1.1.0
+used each kind of referring expression (pronoun, name, role noun, qualified noun phrase) about
+as often on either side of the edit, with changed phrases of about the same length.
 """
 
 from __future__ import annotations
@@ -34,7 +49,7 @@ class ReferenceAmbiguity(Generator[AmbiguityCase]):
     """
 
     name = "reference_ambiguity"
-    version = "1.1.0"
+    version = "1.2.0"
     family = ReasonCode.UNDERSPECIFIED_STATE
     inputs = (Reads(CorpusPool.AMBIGUITY),)
 
