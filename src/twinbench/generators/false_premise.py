@@ -33,7 +33,7 @@ class FalsePremise(Generator[FalsePremiseCase]):
     state_echo probe 0.70 between pairs, 0.87 within; the trained probe, which counts the same
     closeness, 0.70 within). Now the answering sentence paraphrases the question about as
     often as not, and the false premise's words recur in the state (a request, a rumour, the
-    denial) as often as the twin's do: the twin is closer in 42 of 80 pairs, the item in 35.
+    denial) as often as the twin's do: the twin is closer in 40 of 80 pairs, the item in 36.
     1.1.0 also had 72 choice questions of 80 while the family's other generators are choice
     only, so the question type told the family. 1.2.0 has none: 36 `score` (one legend for
     both questions) and 44 `noul`. A yes/no item presupposes the denied thing through a
