@@ -15,7 +15,7 @@ from twinbench.generators.base import (
     with_options,
 )
 from twinbench.generators.registry import register
-from twinbench.records import ChoiceQuestion, Question, ReasonCode
+from twinbench.records import ChoiceQuestion, Question, ReasonCode, ScoreQuestion
 
 
 @register
@@ -27,12 +27,26 @@ class FalsePremise(Generator[FalsePremiseCase]):
     sentence" told items from twins (negation-probe AUC 0.82); denials now vary in position
     and form (explicit and implicit), and yes/no items whose literal "no" was true are fixed.
 
+    1.2.0 reads a rewritten corpus. In 1.1.0 the twin's question copied the wording of the state
+    sentence that answers it while the false premise's words stood elsewhere: the twin had more
+    character-4-gram overlap with its best state sentence in 70 of 80 pairs (issue 22's
+    state_echo probe 0.70 between pairs, 0.87 within; the trained probe, which counts the same
+    closeness, 0.70 within). Now the answering sentence paraphrases the question about as
+    often as not, and the false premise's words recur in the state (a request, a rumour, the
+    denial) as often as the twin's do: the twin is closer in 40 of 80 pairs, the item in 36.
+    1.1.0 also had 72 choice questions of 80 while the family's other generators are choice
+    only, so the question type told the family. 1.2.0 has none: 36 `score` (one legend for
+    both questions) and 44 `noul`. A yes/no item presupposes the denied thing through a
+    definite description and asks a property of it ("Did the phone callback to Amara fix the
+    login failure?" when the callback was cancelled), so neither yes nor no is supported
+    (a bare "Did X happen?" would leave "no" true); the twins answer 22 yes and 22 no.
+
     Validity: the two questions have the same type and options (or legend) and different
     wording, and the state sentence named as denying the premise exists.
     """
 
     name = "false_premise"
-    version = "1.1.0"
+    version = "1.2.0"
     family = ReasonCode.CONTRADICTORY_OPTIONS
     inputs = (Reads(CorpusPool.FALSE_PREMISE),)
 
@@ -42,6 +56,8 @@ class FalsePremise(Generator[FalsePremiseCase]):
     def generate(self, source: FalsePremiseCase, seed: int) -> Pair:
         premise_q: Question = source.premise_question
         true_q: Question = source.true_question
+        # choice options are shuffled (one order for both); a score legend is an ordered rubric
+        # and a yes/no question has nothing to order, so both are shown as written
         if isinstance(premise_q, ChoiceQuestion) and isinstance(true_q, ChoiceQuestion):
             (order,) = permute_options(list(range(len(premise_q.options))), seed)
             premise_q = with_options(premise_q, [premise_q.options[int(i)] for i in order])
@@ -72,6 +88,12 @@ class FalsePremise(Generator[FalsePremiseCase]):
             and (item_q.options != twin_q.options)
         ):
             problems.append("the questions must show the same options")
+        if (
+            isinstance(item_q, ScoreQuestion)
+            and isinstance(twin_q, ScoreQuestion)
+            and list(item_q.legend.items()) != list(twin_q.legend.items())
+        ):
+            problems.append("the questions must show the same legend")
         if pair.item.provenance["denying_sentence"] not in pair.item.state:
             problems.append("the denying sentence is not in the state")
         return problems
