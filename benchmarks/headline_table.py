@@ -43,9 +43,7 @@ class IdReader:
             unanswerable = suffix.group(1) == "u" if suffix else self.arrived % 2 == 0
             self.arrived += 1
             if unanswerable:
-                code = FAMILY_OF.get(
-                    request.item_id.split(":")[0], ReasonCode.UNDERSPECIFIED_STATE
-                )
+                code = FAMILY_OF.get(request.item_id.split(":")[0], ReasonCode.UNDERSPECIFIED_STATE)
                 out.append(response(request, self.card.name, abstain=True, reason=code))
                 continue
             answer = answer_choices(request.question)[0].answer

@@ -57,9 +57,9 @@ def job(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("job")
     built = twinbench.build(root / "benchmark", per_generator=3)
     # 3 sources per generator; the equal shares and question types keep 2 pairs per family
-    assert len(built.public) == 12
+    assert len(built.public) == 18
     record = twinbench.run(Keyword(), root / "benchmark", root / "runs" / "keyword")
-    assert record.status == "finished" and record.responses == 12
+    assert record.status == "finished" and record.responses == 18
     assert twinbench.run("always-abstain", root / "benchmark", root / "runs" / "abstain")
     return root
 
@@ -67,7 +67,7 @@ def job(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_the_api_metrics_equal_the_cli_metrics(job: Path) -> None:
     metrics = twinbench.grade(job / "benchmark", job / "runs" / "keyword")
     assert isinstance(metrics, twinbench.Metrics)
-    assert metrics.counts["responses"] == 12
+    assert metrics.counts["responses"] == 18
     cli = CliRunner().invoke(
         app,
         [
@@ -117,7 +117,7 @@ def test_graded_rows_are_written_and_re_read(job: Path, tmp_path: Path) -> None:
         GradedRow.model_validate_json(line)
         for line in (out / "graded.jsonl").read_text().splitlines()
     ]
-    assert len(rows) == 12
+    assert len(rows) == 18
     outcomes = {(r.answerable, r.family.value, r.outcome) for r in rows}
     assert (False, "underspecified_state", "correct_abstain") in outcomes
     assert (False, "out_of_language", "wrong_reason") in outcomes
