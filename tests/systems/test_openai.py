@@ -13,7 +13,7 @@ from twinbench.records import ChoiceQuestion, NoulQuestion, ReasonCode
 from twinbench.systems import SystemOptions, make_system
 from twinbench.systems.base import Request
 from twinbench.systems.local_model import gguf_path
-from twinbench.systems.openai_compat import answer_labels
+from twinbench.systems.decision_json import answer_labels
 
 from .servers import ServerProcess, chat_reply, free_port, serve, server_process
 

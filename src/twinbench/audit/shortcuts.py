@@ -171,9 +171,7 @@ def state_echo(item: Shown) -> np.ndarray:
         other = _char_grams(sentence)
         if grams or other:
             best_jaccard = max(best_jaccard, len(grams & other) / len(grams | other))
-        best_ratio = max(
-            best_ratio, SequenceMatcher(None, asked.lower(), sentence.lower()).ratio()
-        )
+        best_ratio = max(best_ratio, SequenceMatcher(None, asked.lower(), sentence.lower()).ratio())
     return np.array([best_jaccard, best_ratio])
 
 

@@ -12,9 +12,7 @@ from twinbench.metrics._util import BoolArray, ratio
 IntArray = np.ndarray[tuple[int], np.dtype[np.int64]]
 
 
-def _matched(
-    pair: IntArray, run_key: IntArray, answerable: BoolArray
-) -> tuple[IntArray, IntArray]:
+def _matched(pair: IntArray, run_key: IntArray, answerable: BoolArray) -> tuple[IntArray, IntArray]:
     """Row positions (twin, item) of every pair graded on both sides for one run key.
 
     A pair is counted once per run key (trial and permutation), and only where both its

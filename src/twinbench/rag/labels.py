@@ -33,7 +33,6 @@ class ItemLabels:
     annotator: str | None = None
 
 
-
 _ROW_FIELDS = {"blind_id", "annotator", "relevance", "abstention_appropriate", "claims"}
 _CLAIM_FIELDS = {"claim", "support_label", "evidence_ids", "evidence_quote", "severity"}
 
