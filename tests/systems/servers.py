@@ -184,21 +184,23 @@ def chat_reply(content: Any) -> dict[str, Any]:
     }
 
 
-def logprob_reply(content: str, tokens: list[tuple[str, float, list[tuple[str, float]]]]) -> Any:
+def logprob_reply(
+    content: str, tokens: list[tuple[str | bytes, float, list[tuple[str | bytes, float]]]]
+) -> Any:
     """A chat reply whose `logprobs.content` lists `tokens` as (token, its log-probability, top
     candidates), in the OpenAI wire format: {"token", "logprob", "bytes", "top_logprobs":
-    [{"token", "logprob", "bytes"}]}."""
+    [{"token", "logprob", "bytes"}]}. A token given as bytes (part of a character) is sent as
+    llama.cpp does: its text with a replacement character, its bytes as they are."""
+
+    def entry(token: str | bytes, logprob: float) -> dict[str, Any]:
+        raw = token if isinstance(token, bytes) else token.encode()
+        text = raw.decode(errors="replace")
+        return {"token": text, "logprob": logprob, "bytes": list(raw)}
+
     reply = chat_reply(content)
     reply["choices"][0]["logprobs"] = {
         "content": [
-            {
-                "token": token,
-                "logprob": logprob,
-                "bytes": list(token.encode()),
-                "top_logprobs": [
-                    {"token": t, "logprob": lp, "bytes": list(t.encode())} for t, lp in top
-                ],
-            }
+            entry(token, logprob) | {"top_logprobs": [entry(t, lp) for t, lp in top]}
             for token, logprob, top in tokens
         ]
     }
