@@ -221,3 +221,31 @@ def test_without_logprobs_in_the_reply_there_is_no_confidence() -> None:
         None,
     )
     assert res.error == "no confidence: the reply carries no token log-probabilities"
+
+
+def test_letters_reject_what_does_not_fit_before_x_y_z_without_sending_it() -> None:
+    """23 options fill A..W; with an explicit abstain option too, its letter would be X."""
+    options = [f"option {i}" for i in range(23)]
+    fits = Request(
+        item_id="f", state="s", question=ChoiceQuestion(instructions="Pick", options=options)
+    )
+    over = Request(
+        item_id="o",
+        state="s",
+        question=ChoiceQuestion(instructions="Pick", options=options, abstain_option="I abstain"),
+    )
+
+    def handle(path: str, body: Any) -> tuple[int, Any]:
+        return 200, chat_reply('{"letter": "A"}')
+
+    with serve(handle) as (url, log):
+        system = make_system("openai", SystemOptions(base_url=url, answer_format="letters"))
+        out = system.respond([over, fits])
+        streamed = system.submit([over])[0].result()  # type: ignore[attr-defined]
+    assert (out[1].status, out[1].answer) == ("ok", "option 0")
+    for res in (out[0], streamed):
+        assert (res.status, res.error) == (
+            "rejected",
+            "more than 22 options besides the abstain option",
+        )
+    assert len(log) == 1

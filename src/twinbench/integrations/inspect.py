@@ -40,6 +40,7 @@ from twinbench.systems.prompt import (
     choice_fields,
     fits_letters,
     lettered,
+    too_many_letters,
     user_message,
 )
 from twinbench.systems.wire import OffContract
@@ -106,7 +107,7 @@ def chosen(request: Request, choice: Choice, system: str, **fields: Any) -> Resp
 def decision(request: Request, reply: str, system: str, **fields: Any) -> Response:
     """A model's reply as a Response: `rejected` past the letters, `invalid` off contract."""
     if not fits_letters(request.question):
-        error = f"more than {MAX_ANSWER_OPTIONS} letters before X, Y, Z"
+        error = too_many_letters(request.question)
         return failure(request, system, "rejected", error)
     try:
         choice = read_letter(lettered(request.question), reply)

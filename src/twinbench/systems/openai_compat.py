@@ -46,7 +46,12 @@ from twinbench.systems.decision_letters import (
     read_letter,
 )
 from twinbench.systems.http import HttpClient
-from twinbench.systems.prompt import MAX_ANSWER_OPTIONS, choice_fields, fits_letters
+from twinbench.systems.prompt import (
+    MAX_ANSWER_OPTIONS,
+    choice_fields,
+    fits_letters,
+    too_many_letters,
+)
 from twinbench.systems.token_probabilities import NoConfidence
 from twinbench.systems.wire import OffContract, loads, mapping
 
@@ -208,7 +213,7 @@ class OpenAICompatibleSystem:
     def _unfit(self, request: Request) -> Response | None:
         """A `rejected` response for a request the letters cannot show, else None."""
         if self.form == "letters" and not fits_letters(request.question):
-            error = f"more than {MAX_ANSWER_OPTIONS} letters before X, Y, Z"
+            error = too_many_letters(request.question)
             return failure(request, self.card.name, "rejected", error)
         return None
 

@@ -79,6 +79,13 @@ def fits_letters(question: Question) -> bool:
     return shown <= MAX_ANSWER_OPTIONS
 
 
+def too_many_letters(question: Question) -> str:
+    """The error of a request whose choices do not fit the letters (`fits_letters`)."""
+    if explicit_abstain(question):
+        return f"more than {MAX_ANSWER_OPTIONS - 1} options besides the abstain option"
+    return f"more than {MAX_ANSWER_OPTIONS} options"
+
+
 def answer_choices(question: Question) -> list[Choice]:
     """The non-abstain choices: options (choice), legend labels (score), yes/no (noul)."""
     if isinstance(question, ChoiceQuestion):

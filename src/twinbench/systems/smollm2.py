@@ -34,6 +34,7 @@ from twinbench.systems.prompt import (
     Choice,
     fits_letters,
     lettered,
+    too_many_letters,
     user_message,
 )
 
@@ -235,7 +236,7 @@ class SmolLM2System:
         prepared: list[tuple[int, list[Choice], list[int]]] = []
         for i, req in enumerate(requests):
             if not fits_letters(req.question):
-                error = f"more than {MAX_ANSWER_OPTIONS} letters before X, Y, Z"
+                error = too_many_letters(req.question)
                 out[i] = failure(req, self.card.name, "rejected", error)
                 continue
             choices = lettered(req.question)
