@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -249,3 +251,35 @@ def test_letters_reject_what_does_not_fit_before_x_y_z_without_sending_it() -> N
             "more than 22 options besides the abstain option",
         )
     assert len(log) == 1
+
+
+def test_the_cli_takes_an_answer_format(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from twinbench.builder import build_paired
+    from twinbench.cli import app
+
+    build_paired(tmp_path / "bench", per_generator=2)
+
+    def handle(path: str, body: Any) -> tuple[int, Any]:
+        return 200, chat_reply('{"letter": "D"}')  # the abstain option, after three options
+
+    args = ["run", "-b", str(tmp_path / "bench"), "-s", "openai", "--out"]
+    with serve(handle) as (url, log):
+        bad = CliRunner().invoke(app, [*args, str(tmp_path / "x"), "--answer-format", "yaml"])
+        good = CliRunner().invoke(
+            app, [*args, str(tmp_path / "run"), "--base-url", url, "--answer-format", "letters"]
+        )
+    assert bad.exit_code == 2
+    assert "--answer-format 'yaml': expected letters or json" in bad.output
+    assert good.exit_code == 0, good.output
+    assert len(log) == 4 and all(
+        "letter" in body["response_format"]["json_schema"]["schema"]["properties"]
+        for _, body in log
+    )
+    card = json.loads((tmp_path / "run" / "run.json").read_text())["system"]
+    assert card["version"] == "default; answer format letters"
+    rows = [
+        json.loads(line) for line in (tmp_path / "run" / "responses.jsonl").read_text().splitlines()
+    ]
+    assert {(r["abstain"], r["reason"]) for r in rows} == {(True, "contradictory_options")}
