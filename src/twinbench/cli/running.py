@@ -156,14 +156,24 @@ def run(
             "llama.cpp return them) and read confidences from them"
         ),
     ] = False,
+    answer_format: Annotated[
+        str | None,
+        typer.Option(
+            help="openai: letters (the lettered prompt smollm2 sees, replied as one letter; "
+            "the default with --logprobs) or json ({abstain, reason, answer} with the answers "
+            "written out; the default without)"
+        ),
+    ] = None,
 ) -> None:
     """Run a system on a benchmark; resumable (the same command continues a stopped run)."""
     from twinbench.merging import parse_shard
     from twinbench.runner import RunPlan, load_benchmark
-    from twinbench.systems import make_system
+    from twinbench.systems import SystemOptions, make_system
+    from twinbench.systems.base import ANSWER_FORMATS
 
+    if answer_format is not None and answer_format not in ANSWER_FORMATS:
+        raise InputError(f"--answer-format {answer_format!r}: expected letters or json")
     items = load_benchmark(benchmark, limit)
-    from twinbench.systems import SystemOptions
     from twinbench.systems.baselines import form_codes
 
     options = SystemOptions(
@@ -176,6 +186,7 @@ def run(
         benchmark_languages=tuple(sorted({i.language for i in items})),
         form_codes=form_codes(items),
         logprobs=logprobs,
+        answer_format=answer_format,
     )
     chosen = make_system(system, options)
     plan = RunPlan(
