@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -47,47 +48,71 @@ def _progress_bar() -> Progress:
     )
 
 
+#: the exit code of a run that finished with more failed rows than --max-error-rate allows
+EXIT_FAILED_RUN = 3
+
+
+@dataclass(frozen=True)
+class FailurePolicy:
+    """What a run does about failures: resend `error` rows, check first, the bound."""
+
+    retry_errors: bool = True
+    check: bool = True
+    max_error_rate: float | None = 0.05
+
+
 def _run_system(
-    system: System, plan: RunPlan, out: Path, seed: int, benchmark: Path | None = None
+    system: System,
+    plan: RunPlan,
+    out: Path,
+    seed: int,
+    benchmark: Path | None = None,
+    policy: FailurePolicy = FailurePolicy(),
 ) -> RunRecord:
     from twinbench.runner import run as run_plan
 
     total = sum(1 for _ in plan.tasks())
-    with _progress_bar() as bar:
-        task = bar.add_task(f"{system.card.name}", total=total, rate="")
-        started = [0.0, 0]
+    bar = _progress_bar()  # started at the first response: a failed check prints one line
+    task = bar.add_task(f"{system.card.name}", total=total, rate="")
+    started = [0.0, 0]
 
-        def progress(sent: int, pending: int) -> None:
-            import time
+    def progress(sent: int, pending: int) -> None:
+        import time
 
-            if not started[0]:
-                started[0] = time.perf_counter()
-                started[1] = total - pending
-            elapsed = time.perf_counter() - started[0]
-            rate = f"{sent / elapsed:.2f} items/s" if elapsed > 0 else ""
-            bar.update(task, completed=started[1] + sent, rate=rate)
+        if not started[0]:
+            bar.start()
+            started[0] = time.perf_counter()
+            started[1] = total - pending
+        elapsed = time.perf_counter() - started[0]
+        rate = f"{sent / elapsed:.2f} items/s" if elapsed > 0 else ""
+        bar.update(task, completed=started[1] + sent, rate=rate)
 
-        def notice(line: str) -> None:
-            bar.stop()
-            errors.print(line)
+    def notice(line: str) -> None:
+        bar.stop()
+        errors.print(line)
 
-        try:
-            return run_plan(
-                system,
-                plan,
-                out,
-                seed=seed,
-                progress=progress,
-                benchmark=benchmark,
-                notice=notice,
-            )
-        except KeyboardInterrupt:
-            bar.stop()
-            errors.print(
-                f"interrupted: {out / 'responses.jsonl'} is intact; run the same "
-                "command again to resume"
-            )
-            raise typer.Exit(130) from None
+    try:
+        return run_plan(
+            system,
+            plan,
+            out,
+            seed=seed,
+            progress=progress,
+            benchmark=benchmark,
+            notice=notice,
+            retry_errors=policy.retry_errors,
+            check=policy.check,
+            max_error_rate=policy.max_error_rate,
+        )
+    except KeyboardInterrupt:
+        bar.stop()
+        errors.print(
+            f"interrupted: {out / 'responses.jsonl'} is intact; run the same "
+            "command again to resume"
+        )
+        raise typer.Exit(130) from None
+    finally:
+        bar.stop()
 
 
 @app.command()
@@ -164,8 +189,33 @@ def run(
             "written out; the default without)"
         ),
     ] = None,
+    keep_errors: Annotated[
+        bool,
+        typer.Option(
+            "--keep-errors",
+            help="On resume, keep the rows with status error (default: send them again)",
+        ),
+    ] = False,
+    check: Annotated[
+        bool,
+        typer.Option(
+            help="HTTP systems: send one request alone first and stop (exit 2) if it fails"
+        ),
+    ] = True,
+    max_error_rate: Annotated[
+        float,
+        typer.Option(
+            min=0.0,
+            max=1.0,
+            help="Exit 3 (run.json `failed` says why) when more than this share of the rows "
+            "are error or invalid",
+        ),
+    ] = 0.05,
 ) -> None:
-    """Run a system on a benchmark; resumable (the same command continues a stopped run)."""
+    """Run a system on a benchmark; resumable (the same command continues a stopped run).
+
+    Exit codes: 0 done; 2 bad input or a failed check request (nothing written); 3 finished
+    with more error/invalid rows than --max-error-rate; 130 interrupted (resumable)."""
     from twinbench.merging import parse_shard
     from twinbench.runner import RunPlan, load_benchmark
     from twinbench.systems import SystemOptions, make_system
@@ -215,13 +265,17 @@ def run(
             seed=seed,
         )
     elif executor == "local":
-        meta = _run_system(chosen, plan, out, seed, benchmark)
+        policy = FailurePolicy(not keep_errors, check, max_error_rate)
+        meta = _run_system(chosen, plan, out, seed, benchmark, policy)
     else:
         raise InputError(f"--executor {executor!r}: expected local or ray[=ADDRESS]")
     counts = ", ".join(f"{k} {v}" for k, v in (meta.counts or {}).items())
     console.print(
         f"{chosen.card.name}: {meta.responses} responses ({counts}) in {out / 'responses.jsonl'}"
     )
+    if meta.failed:
+        errors.print(f"error: {meta.failed}", markup=False, highlight=False)
+        raise typer.Exit(EXIT_FAILED_RUN)
 
 
 @app.command()
