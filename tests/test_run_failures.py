@@ -120,3 +120,21 @@ def test_a_failure_rate_under_the_bound_passes(bench: Path, tmp_path: Path) -> N
     assert loose.exit_code == 0, loose.output
     record = json.loads((tmp_path / "loose" / "run.json").read_text())
     assert record["failure_rate"] == round(1 / 18, 6) and record["failed"] is None
+
+
+def test_compare_refuses_a_run_with_nothing_valid(bench: Path, tmp_path: Path) -> None:
+    with serve(lambda path, body: (200, {"nonsense": True})) as (url, _):
+        assert _run(bench, url, tmp_path / "broken").exit_code == 3
+    good = CliRunner().invoke(
+        app, ["run", "-b", str(bench), "-s", "always-answer", "-o", str(tmp_path / "good")]
+    )
+    assert good.exit_code == 0, good.output
+    result = CliRunner().invoke(
+        app,
+        ["compare", str(tmp_path / "good"), str(tmp_path / "broken"), "--out", str(tmp_path / "c")],
+    )
+    assert result.exit_code == 2, result.output
+    assert (
+        result.output.strip() == "error: nothing to compare: no valid response from jev: 18 invalid"
+    )
+    assert not (tmp_path / "c").exists()
