@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -47,6 +47,12 @@ def _progress_bar() -> Progress:
         console=errors,
     )
 
+
+BASE_URL_HELP = (
+    "HTTP systems' server. openai: the OpenAI base URL with /v1, as the OpenAI SDK takes it "
+    "(http://127.0.0.1:8000/v1; /chat/completions is added); laya, jev, typed-decisions: "
+    "the server root (http://127.0.0.1:8000; /v1/systemone or /v1/ask is added)"
+)
 
 #: the exit code of a run that finished with more failed rows than --max-error-rate allows
 EXIT_FAILED_RUN = 3
@@ -163,7 +169,7 @@ def run(
     seed: Annotated[
         int, typer.Option(help="Seed for seeded systems (e.g. always-answer:random)")
     ] = 0,
-    base_url: Annotated[str | None, typer.Option(help="Server URL for HTTP systems")] = None,
+    base_url: Annotated[str | None, typer.Option(help=BASE_URL_HELP)] = None,
     model: Annotated[str | None, typer.Option(help="Model name for HTTP systems")] = None,
     api_key_env: Annotated[
         str | None, typer.Option(help="Environment variable holding the API key (never echoed)")
@@ -304,41 +310,109 @@ def merge(
 @user_errors
 def evaluate(
     out: Annotated[
-        Path, typer.Option("--out", "-o", help="Folder for everything it writes")
-    ] = Path("twinbench-out"),
-    system: Annotated[str, typer.Option("--system", "-s", help="System spec")] = "smollm2",
-    seed: Annotated[int, typer.Option(help="Build seed")] = 0,
+        Path | None,
+        typer.Option(
+            "--out", "-o", help="Folder for everything it writes [default: twinbench-out]"
+        ),
+    ] = None,
+    system: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--system",
+            "-s",
+            help="System spec; repeat for several systems in one command [default: smollm2]",
+        ),
+    ] = None,
+    seed: Annotated[int | None, typer.Option(help="Build seed [default: 0]")] = None,
     per_family: Annotated[
-        int,
+        int | None,
         typer.Option(
             min=0,
-            help="Pairs per family sent to the system, spread over the family's generators "
-            "(0 = every item of the default build; the default keeps a 2-core CPU run of "
-            "smollm2 under 15 minutes)",
+            help="Pairs per family sent to each system, spread over the family's generators "
+            "(0 = every item of the default build; the default, 120, keeps a 2-core CPU run "
+            "of smollm2 under 15 minutes)",
         ),
-    ] = 120,
+    ] = None,
     languages: Annotated[str | None, typer.Option(help=LANGUAGES_HELP)] = None,
+    base_url: Annotated[str | None, typer.Option(help=BASE_URL_HELP)] = None,
+    model: Annotated[str | None, typer.Option(help="HTTP systems: the model name")] = None,
+    api_key_env: Annotated[
+        str | None, typer.Option(help="Environment variable holding the API key (never echoed)")
+    ] = None,
+    timeout: Annotated[
+        float | None,
+        typer.Option(min=0.1, help="HTTP: deadline per call in seconds, retries included [30]"),
+    ] = None,
+    concurrency: Annotated[
+        int | None, typer.Option(min=1, help="HTTP: requests in flight [4]")
+    ] = None,
+    logprobs: Annotated[
+        bool | None, typer.Option(help="openai: read confidences from log-probabilities")
+    ] = None,
+    answer_format: Annotated[
+        str | None, typer.Option(help="openai: letters or json (see `twinbench run --help`)")
+    ] = None,
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            help="TOML file whose [eval] table gives defaults for these options "
+            "[default: ./twinbench.toml when present]"
+        ),
+    ] = None,
 ) -> None:
-    """The main job: build the default benchmark, run the system, grade, write the report.
+    """The main job: build the default benchmark, run the systems, grade, write the report.
 
-    The benchmark folder holds the full default build; the system answers --per-family pairs
-    of each family (all of them with --per-family 0), and the `shortcut` reference (rules that
-    read no meaning) answers the same items. Run again with the same options to resume an
-    interrupted run.
+    The benchmark folder holds the full default build; each system answers --per-family pairs
+    of each family (all of them with --per-family 0), and the two references (`shortcut`,
+    rules that read no meaning, and `abstain-by-form`) answer the same items. HTTP systems
+    take the same options as `twinbench run`. Run again with the same options to resume an
+    interrupted run. Options given here win over the config file.
     """
+    from twinbench.config import load_eval_config
     from twinbench.evaluation import evaluate as run_evaluation
     from twinbench.render import metrics_table
+    from twinbench.systems import SystemOptions
+    from twinbench.systems.base import ANSWER_FORMATS
 
+    file, read = load_eval_config(config)
+    if read is not None:
+        console.print(f"defaults from {read}", markup=False, highlight=False)
+
+    def pick(given: Any, key: str, default: Any) -> Any:
+        return (
+            given
+            if given is not None
+            else getattr(file, key)
+            if getattr(file, key) is not None
+            else default
+        )
+
+    chosen_format = pick(answer_format, "answer_format", None)
+    if chosen_format is not None and chosen_format not in ANSWER_FORMATS:
+        raise InputError(f"--answer-format {chosen_format!r}: expected letters or json")
+    options = SystemOptions(
+        base_url=pick(base_url, "base_url", None),
+        model=pick(model, "model", None),
+        api_key_env=pick(api_key_env, "api_key_env", None),
+        timeout_s=pick(timeout, "timeout", 30.0),
+        concurrency=pick(concurrency, "concurrency", 4),
+        logprobs=pick(logprobs, "logprobs", False),
+        answer_format=chosen_format,
+    )
+    spoken = pick(languages, "languages", None)
     result = run_evaluation(
-        out,
-        system,
-        seed=seed,
-        per_family=per_family,
-        languages=parse_languages(languages) if languages else None,
+        Path(pick(out, "out", "twinbench-out")),
+        system or file.systems or ["smollm2"],
+        seed=pick(seed, "seed", 0),
+        per_family=pick(per_family, "per_family", 120),
+        languages=parse_languages(spoken) if spoken else None,
         on_step=lambda line: console.print(line, markup=False, highlight=False),
         run_system=_run_system,
+        options=options,
     )
-    console.print(metrics_table(result.metrics.to_json()))
+    for folder in result.run_folders:
+        metrics = result.report.systems[folder.name]
+        console.print(metrics_table(metrics.to_json()))
 
 
 @app.command()
