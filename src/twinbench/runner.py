@@ -205,8 +205,11 @@ def read_done(path: Path, system: str | None = None) -> tuple[set[Key], Counter[
     return done, counts
 
 
-def check_resume(out: Path, record: RunRecord) -> None:
-    """Refuse to append to a run folder made by another system, plan or benchmark."""
+def check_resume(out: Path, record: RunRecord, items: Sequence[Item] = ()) -> None:
+    """Refuse to append to a run folder made by another system, plan or benchmark.
+
+    A run of the first N items (`run --limit N`) may be extended to more of the same
+    benchmark: its items are a prefix of `items` (not for a shard, whose slice would move)."""
     responses, path = out / "responses.jsonl", out / "run.json"
     if not responses.exists() or responses.stat().st_size == 0:
         return
@@ -224,7 +227,7 @@ def check_resume(out: Path, record: RunRecord) -> None:
         ("--shard", old.shard, record.shard),
     )
     for what, before, now in checks:
-        if before == now:
+        if before == now or (what == "benchmark items" and _extends(old, items)):
             continue
         if isinstance(before, SystemCard) and isinstance(now, SystemCard):
             same_name = before.name == now.name
@@ -237,6 +240,17 @@ def check_resume(out: Path, record: RunRecord) -> None:
             f"{path}: resuming needs the same {what} (the folder has {shown[0]}, this run "
             f"{shown[1]}); use a new --out folder or the original options"
         )
+
+
+def _extends(old: RunRecord, items: Sequence[Item]) -> bool:
+    """Whether `items` extend the items `old` ran (the same first `old.items`, then more)."""
+    count = old.items
+    return (
+        old.shard is None
+        and count is not None
+        and 0 < count < len(items)
+        and items_digest(items[:count]) == old.items_sha256
+    )
 
 
 def _versions() -> dict[str, str]:
@@ -350,7 +364,7 @@ def run(
         benchmark=None if benchmark is None else str(benchmark.resolve()),
         shard=None if plan.shard is None else f"{plan.shard[0]}/{plan.shard[1]}",
     )
-    check_resume(out, record)
+    check_resume(out, record, plan.items)
     previous = load_run(out) if responses_path.exists() else None
     read_done(responses_path, system.card.name)  # refuses a foreign or broken file first
     resent = drop_failures(responses_path) if retry_errors else 0

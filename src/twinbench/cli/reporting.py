@@ -23,24 +23,54 @@ from twinbench.outputs import write_set
 @app.command()
 @user_errors
 def report(
-    folder: Annotated[Path, typer.Argument(help="Folder with benchmark/ and runs/*/")],
+    folders: Annotated[
+        list[Path],
+        typer.Argument(
+            help="Run folders (responses.jsonl) and/or report folders (runs/*/, e.g. what "
+            "`eval` writes)"
+        ),
+    ],
+    benchmark: Annotated[
+        Path | None,
+        typer.Option(
+            "--benchmark",
+            "-b",
+            help="Benchmark folder (default: a report folder's benchmark/, else the one "
+            "run.json names)",
+        ),
+    ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            "-o",
+            help="Folder for metrics.json, report.md, report.html (default: the folder given, "
+            "when it is one report folder; else twinbench-report)",
+        ),
+    ] = None,
     languages: Annotated[str | None, typer.Option(help=LANGUAGES_HELP)] = None,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap and the sign-flip tests")] = 7,
     as_json: Annotated[bool, typer.Option("--json", help="Print the metrics JSON only")] = False,
 ) -> None:
-    """Grade every run of a folder; write metrics.json and report.md (paired analysis)."""
-    from twinbench.reporter import build_report, report_markdown, report_runs, write_report
+    """Grade runs once each; write metrics.json, report.md and report.html (paired analysis).
+
+    `twinbench report OUT` reads what `eval` wrote; `twinbench report RUN_A RUN_B -b BENCH
+    -o DIR` reports on runs made with `build` and `run` wherever they are.
+    """
+    from twinbench.reporter import build_report, grade_folders, report_markdown, write_report
 
     declared = parse_languages(languages) if languages else None
-    built = build_report(report_runs(folder, declared), seed)
-    write_report(folder, built)
+    single = len(folders) == 1 and not (folders[0] / "responses.jsonl").is_file()
+    target = out if out is not None else folders[0] if single else Path("twinbench-report")
+    built = build_report(grade_folders(folders, benchmark, declared), seed)
+    write_report(target, built)
     if as_json:
         sys.stdout.write(dumps_json(built.to_json()))
         return
     from rich.markdown import Markdown
 
     console.print(Markdown(report_markdown(built.to_json())))
-    console.print(f"wrote {folder / 'metrics.json'} and {folder / 'report.md'}")
+    console.print(f"wrote {target / 'metrics.json'}, {target / 'report.md'} and report.html")
 
 
 @app.command()
