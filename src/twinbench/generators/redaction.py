@@ -25,9 +25,10 @@ wording, and none of the scale, threshold and time vocabulary ("puts", "ranks", 
 about another attribute of the same thing (a number where the support has one, a dollar sign
 beside a dollar quote, the family's own vocabulary used for something that does not decide the
 answer), matched word length and punctuation, and the question's words where the support has
-them. Within pairs the probes now read 0.56-0.61 (trained), 0.61 (n-grams), 0.52-0.53 (length),
-0.53-0.55 (state_echo) at seeds 0-2. A support that names the answer's own label (a weekday, a
-housing material, "room 2A") still gives its pair away; nothing in the neutral can match that.
+them. Within pairs the probes now read 0.57-0.61 (trained), 0.61 (n-grams), 0.52-0.54 (length),
+0.54-0.56 (state_echo), between pairs <= 0.57 at seeds 0-2. A support that names the answer's
+own label (a weekday, a housing material, "room 2A") still gives its pair away; nothing in the
+neutral can match that.
 """
 
 from __future__ import annotations
