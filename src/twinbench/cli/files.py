@@ -12,10 +12,12 @@ import typer
 from twinbench.cli.common import (
     LANGUAGES_HELP,
     MAX_PROBLEMS,
+    JsonFlag,
     app,
     console,
     errors,
     parse_languages,
+    print_json,
     user_errors,
 )
 from twinbench.jsonl import dumps_json, load_models
@@ -70,11 +72,21 @@ def validate(
     responses: Annotated[
         Path | None, typer.Option("--responses", "-r", help="responses.jsonl to check as well")
     ] = None,
+    as_json: JsonFlag = False,
 ) -> None:
-    """Check an item file (and responses) beyond the schema: ids, twins, options, answers."""
+    """Check an item file (and responses) beyond the schema: ids, twins, options, answers.
+
+    Exit 0 when there is no problem, 2 when there is one (each printed as FILE:LINE: problem).
+    """
     from twinbench.validate import validate_files
 
     problems = validate_files(items, responses)
+    if as_json:
+        files = [str(items)] + ([str(responses)] if responses else [])
+        print_json({"files": files, "ok": not problems, "problems": problems})
+        if problems:
+            raise typer.Exit(2)
+        return
     if not problems:
         console.print(f"[green]ok[/green]: {items}" + (f" and {responses}" if responses else ""))
         return
@@ -96,7 +108,9 @@ def grade(
     ] = None,
     out: Annotated[
         Path | None,
-        typer.Option(help="Write metrics.json, metrics.md and graded.jsonl into this folder"),
+        typer.Option(
+            "--out", "-o", help="Write metrics.json, metrics.md and graded.jsonl into this folder"
+        ),
     ] = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the metrics JSON on stdout, nothing else")

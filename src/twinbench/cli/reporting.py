@@ -78,11 +78,14 @@ def report(
 def compare(
     runs: Annotated[list[Path], typer.Argument(help="Two or more run folders (responses.jsonl)")],
     benchmark: Annotated[
-        Path | None, typer.Option(help="Benchmark folder (default: the one run.json names)")
+        Path | None,
+        typer.Option(
+            "--benchmark", "-b", help="Benchmark folder (default: the one run.json names)"
+        ),
     ] = None,
-    out: Annotated[Path, typer.Option(help="Folder for compare.json/.md/.html")] = Path(
-        "twinbench-compare"
-    ),
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Folder for compare.json/.md/.html")
+    ] = Path("twinbench-compare"),
     languages: Annotated[str | None, typer.Option(help=LANGUAGES_HELP)] = None,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap and the tests")] = 7,
     as_json: Annotated[bool, typer.Option("--json", help="Print the JSON only")] = False,
@@ -207,7 +210,9 @@ def audit_sample(
     ),
     n: Annotated[int, typer.Option("--n", min=1, help="Sample size")] = 60,
     seed: Annotated[int, typer.Option(help="Sampling seed")] = 0,
-    out: Annotated[Path, typer.Option(help="Sample file to write")] = Path("audit-sample.jsonl"),
+    out: Annotated[Path, typer.Option("--out", "-o", help="Sample file to write")] = Path(
+        "audit-sample.jsonl"
+    ),
 ) -> None:
     """Stratified sample (small strata over-drawn; each row records its stratum's share)."""
     from twinbench.audit.human import sample
@@ -232,7 +237,9 @@ def audit_sample(
 def audit_package(
     sample_file: Annotated[Path, typer.Argument(help="The file `audit sample` wrote")],
     annotators: Annotated[str, typer.Option(help="Comma-separated annotator names")] = "a,b,c",
-    out: Annotated[Path, typer.Option(help="Package folder")] = Path("audit-package"),
+    out: Annotated[Path, typer.Option("--out", "-o", help="Package folder")] = Path(
+        "audit-package"
+    ),
     seed: Annotated[int, typer.Option(help="Seed of blind ids and per-annotator orders")] = 0,
     rubric: Annotated[Path | None, typer.Option(help="Rubric JSON (default: built in)")] = None,
 ) -> None:

@@ -10,10 +10,12 @@ import typer
 
 from twinbench.cli.common import (
     LANGUAGES_HELP,
+    JsonFlag,
     app,
     console,
     errors,
     parse_languages,
+    print_json,
     user_errors,
 )
 from twinbench.jsonl import InputError
@@ -217,6 +219,7 @@ def run(
             "are error or invalid",
         ),
     ] = 0.05,
+    as_json: JsonFlag = False,
 ) -> None:
     """Run a system on a benchmark; resumable (the same command continues a stopped run).
 
@@ -276,9 +279,13 @@ def run(
     else:
         raise InputError(f"--executor {executor!r}: expected local or ray[=ADDRESS]")
     counts = ", ".join(f"{k} {v}" for k, v in (meta.counts or {}).items())
-    console.print(
-        f"{chosen.card.name}: {meta.responses} responses ({counts}) in {out / 'responses.jsonl'}"
-    )
+    if as_json:
+        print_json(meta.model_dump(mode="json", by_alias=True))
+    else:
+        console.print(
+            f"{chosen.card.name}: {meta.responses} responses ({counts}) in "
+            f"{out / 'responses.jsonl'}"
+        )
     if meta.failed:
         errors.print(f"error: {meta.failed}", markup=False, highlight=False)
         raise typer.Exit(EXIT_FAILED_RUN)
@@ -359,6 +366,7 @@ def evaluate(
             "[default: ./twinbench.toml when present]"
         ),
     ] = None,
+    as_json: JsonFlag = False,
 ) -> None:
     """The main job: build the default benchmark, run the systems, grade, write the report.
 
@@ -375,8 +383,9 @@ def evaluate(
     from twinbench.systems.base import ANSWER_FORMATS
 
     file, read = load_eval_config(config)
+    say = errors if as_json else console  # with --json, stdout holds the JSON alone
     if read is not None:
-        console.print(f"defaults from {read}", markup=False, highlight=False)
+        say.print(f"defaults from {read}", markup=False, highlight=False)
 
     def pick(given: Any, key: str, default: Any) -> Any:
         return (
@@ -406,23 +415,29 @@ def evaluate(
         seed=pick(seed, "seed", 0),
         per_family=pick(per_family, "per_family", 120),
         languages=parse_languages(spoken) if spoken else None,
-        on_step=lambda line: console.print(line, markup=False, highlight=False),
+        on_step=lambda line: say.print(line, markup=False, highlight=False),
         run_system=_run_system,
         options=options,
     )
+    if as_json:
+        print_json(result.report.to_json())
+        return
     for folder in result.run_folders:
         metrics = result.report.systems[folder.name]
         console.print(metrics_table(metrics.to_json()))
 
 
 @app.command()
-def systems() -> None:
+def systems(as_json: JsonFlag = False) -> None:
     """List the available systems and their spec syntax."""
     from rich.markup import escape
     from rich.table import Table
 
     from twinbench.systems import available
 
+    if as_json:
+        print_json(available())
+        return
     table = Table(title="systems (twinbench run --system SPEC)")
     table.add_column("spec", no_wrap=True)
     table.add_column("what it is")
