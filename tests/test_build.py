@@ -74,6 +74,7 @@ def test_default_build_is_within_the_similarity_bound(
     """What `build --strict` checks: no real generator version is over the published bound."""
     from twinbench.audit.similarity import BOUND, LANGUAGE_PROBES, audit_similarity
     from twinbench.builder import refuse_leaky
+
     _, result = default_build
     items = [*result.public, *result.holdout]
     report = audit_similarity(items, skip_exempt=True)
