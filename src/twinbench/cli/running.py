@@ -69,6 +69,17 @@ class FailurePolicy:
     max_error_rate: float | None = 0.05
 
 
+def _warn_unnamed_model(specs: list[str], model: str | None) -> None:
+    """Say so when `openai` would send the model name "default" (none given)."""
+    if model is None and "openai" in specs:
+        errors.print(
+            "note: openai without a model (openai:MODEL or --model): requests name the model "
+            "'default', which a server serving one model accepts and others refuse",
+            markup=False,
+            highlight=False,
+        )
+
+
 def _run_system(
     system: System,
     plan: RunPlan,
@@ -247,7 +258,8 @@ def run(
         logprobs=logprobs,
         answer_format=answer_format,
     )
-    chosen = make_system(system, options)
+    chosen = make_system(system, options)  # bad options are refused before any note
+    _warn_unnamed_model([system], model)
     plan = RunPlan(
         items,
         trials=trials,
@@ -408,10 +420,12 @@ def evaluate(
         logprobs=pick(logprobs, "logprobs", False),
         answer_format=chosen_format,
     )
+    specs = system or file.systems or ["smollm2"]
+    _warn_unnamed_model(specs, options.model)
     spoken = pick(languages, "languages", None)
     result = run_evaluation(
         Path(pick(out, "out", "twinbench-out")),
-        system or file.systems or ["smollm2"],
+        specs,
         seed=pick(seed, "seed", 0),
         per_family=pick(per_family, "per_family", 120),
         languages=parse_languages(spoken) if spoken else None,
