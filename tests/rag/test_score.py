@@ -437,3 +437,12 @@ def test_rag_score_agrees_with_rag_ablate_on_the_same_answers(tmp_path: Path) ->
     assert kinds["lab1-deadline"].citation_not_found == ["7"]
     ablation = json.loads((ablated / "ablation.json").read_text("utf-8"))
     assert json.loads(scored.stdout)["summary"] == ablation["variants"][0]["metrics"]
+
+
+def test_the_format_is_published_as_a_json_schema() -> None:
+    result = CliRunner().invoke(app, ["schema", "rag-own-answer"])
+    assert result.exit_code == 0, result.output
+    schema = json.loads(result.stdout)
+    assert schema["required"] == ["case_id", "answer", "cited_ids"]
+    assert set(schema["properties"]) == {"case_id", "answer", "cited_ids", "passages", "abstained"}
+    assert schema["additionalProperties"] is False

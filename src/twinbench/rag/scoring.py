@@ -52,15 +52,23 @@ class OwnAnswer(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    case_id: Text
-    #: the answer as given; may hold citation markers [ID] or [n] ([n]: the n-th of passages)
-    answer: StrictStr
-    #: the passage ids the answer cites (every claim cites them all when the text has no marker)
-    cited_ids: list[Text]
-    #: the passage ids the assistant was shown, in prompt order (default: cited_ids)
-    passages: list[Text] | None = None
-    #: true marks an abstention (default: the text opens with INSUFFICIENT EVIDENCE)
-    abstained: StrictBool | None = Field(None)
+    case_id: Text = Field(description="A case of the cases file (one row per case)")
+    answer: StrictStr = Field(
+        description="The answer as given; citation markers [ID] or [n] (the n-th of passages) "
+        "may trail its sentences"
+    )
+    cited_ids: list[Text] = Field(
+        description="Passage ids of the corpus the answer cites; every claim cites them all "
+        "when the text has no citation marker"
+    )
+    passages: list[Text] | None = Field(
+        None,
+        description="Passage ids the assistant was shown, in prompt order (default: cited_ids)",
+    )
+    abstained: StrictBool | None = Field(
+        None,
+        description="true marks an abstention (default: the text opens with INSUFFICIENT EVIDENCE)",
+    )
 
 
 def _known(where: str, field: str, ids: Sequence[str], corpus: Corpus) -> None:
