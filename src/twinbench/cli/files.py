@@ -57,7 +57,10 @@ def schema(
     from twinbench.rag.retrievers.run import RetrievalRecord
     from twinbench.rag.scoring import OwnAnswer
 
-    rag = {"rag-retrieval": RetrievalRecord, "rag-own-answer": OwnAnswer}
+    rag: dict[str, type[BaseModel]] = {
+        "rag-retrieval": RetrievalRecord,
+        "rag-own-answer": OwnAnswer,
+    }
     known = SCHEMAS | documents | RAG_SCHEMAS | ANSWER_SCHEMAS | rag
     if record not in known:
         errors.print(f"error: unknown record {record!r}; choose one of {', '.join(known)}")
