@@ -339,6 +339,9 @@ def test_a_judge_labels_the_claims_and_a_bad_reply_stays_unlabelled(tmp_path: Pa
     assert document["summary"]["exact_checks"]["required_facts_stated"] == 4
     precision = document["summary"]["metrics"]["citation_precision"]
     assert (precision["numerator"], precision["denominator"]) == (0, 5)  # a2-due-late left out
+    unlabelled = document["answers"][0]
+    assert (unlabelled["case_id"], unlabelled["outcome"]) == ("a2-due-late", "unlabelled")
+    assert unlabelled["failure_labels"] == []  # no claim label, so no unsupported_claim
     judgements = [json.loads(line) for line in (out / "judgements.jsonl").read_text().splitlines()]
     assert [(j["case_id"], j["status"], j.get("problem")) for j in judgements] == [
         ("a2-due-late", "judge_invalid", "not_json"),
