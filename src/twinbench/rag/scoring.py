@@ -12,10 +12,12 @@ One row per answer (`OwnAnswer`); `case_id`, `answer` and `cited_ids` are requir
   abstention, and so is any answer with `"abstained": true`.
 * `cited_ids`: the passage ids the answer cites, each a passage of the corpus (may be empty).
   When the text has no citation marker at all, every claim cites every one of them; when it has
-  markers, the markers decide (under `--scope`, as in `rag ablate`).
+  markers, the markers decide (under `--scope`, as in `rag ablate`) and `cited_ids` only
+  numbers them unless `passages` is given.
 * `passages` (optional): the passage ids the assistant was shown, in prompt order; default
   `cited_ids`. The exact checks ask whether the case's evidence is among them, the rules and a
-  judge label claims against them, and a cited id outside them is `citation_not_found`.
+  judge label claims against them, and a citation of a passage outside them is
+  `citation_not_found`.
 * `abstained` (optional): true marks an abstention whatever the text says.
 
 Each row becomes a `twinbench.rag.answer/1` record (variant `own`) by the path `rag ablate`
