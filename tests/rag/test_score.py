@@ -449,3 +449,43 @@ def test_the_format_is_published_as_a_json_schema() -> None:
     assert schema["required"] == ["case_id", "answer", "cited_ids"]
     assert set(schema["properties"]) == {"case_id", "answer", "cited_ids", "passages", "abstained"}
     assert schema["additionalProperties"] is False
+
+
+def test_shown_passages_and_another_corpus_folder(tmp_path: Path) -> None:
+    """`passages` given, no marker: the claim cites the cited id, which the assistant was not
+    shown (not found, a wrong citation), and the evidence syllabus:p4 was shown (reached).
+    `--corpus FOLDER` reads FOLDER/cases.jsonl by default."""
+    import shutil
+
+    folder = tmp_path / "notes"
+    shutil.copytree(COURSE_NOTES, folder)
+    path = tmp_path / "shown.jsonl"
+    row = _row(
+        answer="Assignment 2 contributes 20% of the course grade.", cited_ids=["syllabus:p3"]
+    )
+    path.write_text(json.dumps(row | {"passages": ["syllabus:p4"]}) + "\n", "utf-8")
+    result = CliRunner().invoke(
+        app,
+        [
+            "rag",
+            "score",
+            str(path),
+            "--corpus",
+            str(folder),
+            "--out",
+            str(tmp_path / "o"),
+            "--json",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    (answer,) = json.loads(result.stdout)["answers"]
+    assert answer["checks"]["evidence_reached"] is True
+    assert answer["checks"]["required_facts_stated"] == [True]
+    assert answer["citations"] == {
+        "links": 1,
+        "supporting_links": 0,
+        "covered_claims": 0,
+        "not_found": ["syllabus:p3"],
+    }
+    assert answer["outcome"] == "supported"  # the rules find the fact in the shown passage
+    assert answer["failure_labels"] == ["wrong_citation"]
