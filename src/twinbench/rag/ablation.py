@@ -341,7 +341,7 @@ def run_ablation(
                 budget,
                 trial,
                 seed,
-                trial_stage,
+                progress=trial_stage,
             )
         if judge is not None:
             say(f"judging {name}")

@@ -9,7 +9,10 @@ spellings "yes", " yes", "Yes", " Yes") has the largest log-sum-exp logit.
 HTTP client as the decision adapter (deadline, retries, read cap, secret redaction); a reply
 without a string message content is `invalid`, a deadline is `timeout`, a refusal `error`.
 
-Every Generation says its status, text, elapsed time and calls; nothing raises.
+Every Generation says its status, text, elapsed time and calls; nothing raises. A progress
+hook (`generate(prompts, on_done)`) hears how many prompts finished: after each batch for
+`smollm2` (the batches are the same with or without it), after each round of 4 × concurrency
+calls for a server.
 """
 
 from __future__ import annotations
