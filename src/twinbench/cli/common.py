@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Annotated, Any, ParamSpec, TextIO, TypeVar
 
 import typer
@@ -122,3 +123,40 @@ def parse_languages(text: str) -> tuple[str, ...]:
     if not languages:
         raise InputError(f"--languages: expected a comma-separated list, got {text!r}")
     return languages
+
+
+@contextlib.contextmanager
+def stage_bar() -> Iterator[Callable[[str, int, int], None]]:
+    """A progress bar on stderr for work in named stages; yields `report(stage, done, total)`.
+
+    Each new stage restarts the bar (its count, elapsed time and ETA); the bar is removed when
+    the work ends, so the tables printed after it stand alone. Off when stderr is not a
+    terminal (a log gets no bar frames)."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, console=errors, transient=True, disable=not errors.is_terminal) as bar:
+        task = bar.add_task("starting", total=None)
+        current = [""]
+
+        def report(stage: str, done: int, total: int) -> None:
+            if stage != current[0]:
+                current[0] = stage
+                bar.reset(task, total=total, description=stage)
+            bar.update(task, completed=done, total=total)
+
+        yield report

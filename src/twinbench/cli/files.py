@@ -42,7 +42,7 @@ def schema(
 ) -> None:
     """Print the JSON Schema of a record (item, response, manifest, graded), a document
     (run, metrics, report, compare) or a RAG record (rag-passage, rag-case, rag-corpus,
-    rag-retrieval, rag-answer, rag-judgement)."""
+    rag-retrieval, rag-answer, rag-judgement, rag-own-answer: a row `rag score` reads)."""
     from pydantic import BaseModel
 
     from twinbench.documents import Comparison, Metrics, Report
@@ -57,8 +57,13 @@ def schema(
         "compare": Comparison,
     }
     from twinbench.rag.retrievers.run import RetrievalRecord
+    from twinbench.rag.scoring import OwnAnswer
 
-    known = SCHEMAS | documents | RAG_SCHEMAS | ANSWER_SCHEMAS | {"rag-retrieval": RetrievalRecord}
+    rag: dict[str, type[BaseModel]] = {
+        "rag-retrieval": RetrievalRecord,
+        "rag-own-answer": OwnAnswer,
+    }
+    known = SCHEMAS | documents | RAG_SCHEMAS | ANSWER_SCHEMAS | rag
     if record not in known:
         errors.print(f"error: unknown record {record!r}; choose one of {', '.join(known)}")
         raise typer.Exit(2)
