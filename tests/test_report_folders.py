@@ -76,3 +76,27 @@ def test_a_limit_run_is_extended_to_the_full_benchmark(bench: Path, tmp_path: Pa
         app, ["run", "-b", str(bench), "-s", "always-answer", "-o", str(run), "--limit", "2"]
     )
     assert result.exit_code == 2 and "resuming needs the same benchmark items" in result.output
+
+
+def test_compare_keeps_the_order_given_and_takes_a_baseline(bench: Path, tmp_path: Path) -> None:
+    runs = {}
+    for spec in ("always-answer", "always-abstain", "shortcut"):
+        runs[spec] = tmp_path / spec
+        _invoke("run", "-b", str(bench), "-s", spec, "-o", str(runs[spec]))
+    order = [runs["shortcut"], runs["always-answer"], runs["always-abstain"]]
+    out = tmp_path / "c"
+    _invoke("compare", *map(str, order), "-o", str(out), "--json")
+    data = json.loads((out / "compare.json").read_text())
+    names = ["shortcut", "always-answer:first", "always-abstain:underspecified_state"]
+    assert data["systems"] == names and data["baseline"] is None
+    pairs = list(dict.fromkeys((r["a"], r["b"]) for r in data["comparisons"]))
+    assert pairs == [(names[0], names[1]), (names[0], names[2]), (names[1], names[2])]
+    _invoke("compare", *map(str, order), "-o", str(out), "--baseline", names[2])
+    data = json.loads((out / "compare.json").read_text())
+    pairs = list(dict.fromkeys((r["a"], r["b"]) for r in data["comparisons"]))
+    assert pairs == [(names[0], names[2]), (names[1], names[2])]
+    assert data["baseline"] == names[2]
+    result = CliRunner().invoke(
+        app, ["compare", *map(str, order), "-o", str(out), "--baseline", "nobody"]
+    )
+    assert result.exit_code == 2 and "--baseline 'nobody': not one of the runs" in result.output

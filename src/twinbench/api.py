@@ -136,9 +136,11 @@ def compare(
     benchmark: ItemsArg | None = None,
     languages: LanguagesArg = None,
     seed: int = 7,
+    baseline: str | None = None,
 ) -> Comparison:
     """Paired per-family differences between two or more runs of one benchmark (the one the
-    first run's run.json names unless `benchmark` is given)."""
+    first run's run.json names unless `benchmark` is given), in the order the runs are given;
+    with `baseline` (a system name), every other run against it."""
     given = arg.runs(runs, "compare: runs")
     if len(given) < 2:
         raise InputError("compare needs at least two run folders")
@@ -153,7 +155,7 @@ def compare(
         if name in tables:
             name = f"{name} ({folder})"
         tables[name] = grade_run(cache, run_path, override).table
-    return Comparison.model_validate(_compare(tables, seed=seed))
+    return Comparison.model_validate(_compare(tables, seed=seed, baseline=baseline))
 
 
 def _benchmark_of(run_folder: Path) -> Path:

@@ -54,7 +54,11 @@ def _cells() -> list[tuple[str, int | None, str]]:
 
 
 def compare(
-    tables: dict[str, GradedTable], seed: int = 7, resamples: int = 10_000, draws: int = 20_000
+    tables: dict[str, GradedTable],
+    seed: int = 7,
+    resamples: int = 10_000,
+    draws: int = 20_000,
+    baseline: str | None = None,
 ) -> dict[str, Any]:
     """Every (A, B, family, metric) comparison with interval, p and Holm-adjusted p.
 
@@ -67,7 +71,7 @@ def compare(
     # clusters of pairs (grader.cluster_key) are the resampling and sign-flip unit
     pairs = max(int(g.cluster.max(initial=-1)) + 1 for g in tables.values())
     rows: list[dict[str, Any]] = []
-    for a, b in combinations(sorted(tables), 2):
+    for a, b in _pairs(list(tables), baseline):
         for family, f, metric in _cells():
             hits_a, n_a = _tallies(tables[a], f, metric, pairs)
             hits_b, n_b = _tallies(tables[b], f, metric, pairs)
@@ -99,7 +103,8 @@ def compare(
         row["test"]["holm_p"] = adjusted
     return {
         "schema": "twinbench.compare/1",
-        "systems": sorted(tables),
+        "systems": list(tables),
+        "baseline": baseline,
         "comparisons": rows,
         "settings": {
             "bootstrap_resamples": resamples,
@@ -109,6 +114,16 @@ def compare(
             "correction": f"Holm across {len(rows)} comparisons",
         },
     }
+
+
+def _pairs(names: list[str], baseline: str | None) -> list[tuple[str, str]]:
+    """(A, B) in the order the systems were given; with `baseline`, every other system
+    against it (A − baseline)."""
+    if baseline is None:
+        return list(combinations(names, 2))
+    if baseline not in names:
+        raise InputError(f"--baseline {baseline!r}: not one of the runs ({', '.join(names)})")
+    return [(name, baseline) for name in names if name != baseline]
 
 
 def _statuses(g: GradedTable) -> str:

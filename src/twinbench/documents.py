@@ -98,5 +98,7 @@ class Comparison(_Document):
 
     schema_: Literal["twinbench.compare/1"] = Field(COMPARE_SCHEMA, alias="schema")
     systems: list[str]
+    #: the system every other was compared with (None: every pair, in the order given)
+    baseline: str | None = None
     comparisons: list[Block]
     settings: Block

@@ -89,13 +89,19 @@ def compare(
     languages: Annotated[str | None, typer.Option(help=LANGUAGES_HELP)] = None,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap and the tests")] = 7,
     as_json: Annotated[bool, typer.Option("--json", help="Print the JSON only")] = False,
+    baseline: Annotated[
+        str | None,
+        typer.Option(help="Compare every other run with this system (its card name) only"),
+    ] = None,
 ) -> None:
-    """Paired per-family differences between runs: intervals, sign-flip p, Holm."""
+    """Paired differences between runs, in the order given: intervals, sign-flip p, Holm."""
     from twinbench.api import compare as compare_runs
     from twinbench.comparison import compare_html, compare_markdown
 
     override = parse_languages(languages) if languages else None
-    result = compare_runs(runs, benchmark=benchmark, languages=override, seed=seed).to_json()
+    result = compare_runs(
+        runs, benchmark=benchmark, languages=override, seed=seed, baseline=baseline
+    ).to_json()
     write_set(
         out,
         {
