@@ -28,11 +28,17 @@ def report(
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap and the sign-flip tests")] = 7,
     as_json: Annotated[bool, typer.Option("--json", help="Print the metrics JSON only")] = False,
 ) -> None:
-    """Grade every run of a folder; write metrics.json and report.md (paired analysis)."""
-    from twinbench.reporter import build_report, report_markdown, report_runs, write_report
+    """Grade every run of a folder; write metrics.json, report.md and report.html."""
+    from twinbench.reporter import (
+        benchmark_folder,
+        build_report,
+        report_markdown,
+        report_runs,
+        write_report,
+    )
 
     declared = parse_languages(languages) if languages else None
-    built = build_report(report_runs(folder, declared), seed)
+    built = build_report(report_runs(folder, declared), seed, benchmark_folder(folder))
     write_report(folder, built)
     if as_json:
         sys.stdout.write(dumps_json(built.to_json()))
@@ -40,7 +46,9 @@ def report(
     from rich.markdown import Markdown
 
     console.print(Markdown(report_markdown(built.to_json())))
-    console.print(f"wrote {folder / 'metrics.json'} and {folder / 'report.md'}")
+    console.print(
+        f"wrote {folder / 'metrics.json'}, {folder / 'report.md'} and {folder / 'report.html'}"
+    )
 
 
 @app.command()
