@@ -33,7 +33,7 @@ ERRORS: dict[Outcome, str] = {
     Outcome.WRONG_ANSWER: "answered a twin wrongly",
     Outcome.INVALID: "the reply could not be read as a response",
     Outcome.REJECTED: "the provider refused the request",
-    Outcome.ERROR: "no reply (the call failed)",
+    Outcome.ERROR: "no reply: the call failed",
 }
 _BOM = b"\xef\xbb\xbf"
 
@@ -136,12 +136,13 @@ class _Pairs:
         return int(chosen[0]) if chosen.size else None
 
 
-def _chosen(g: GradedTable, items: Sequence[Item], rows: np.ndarray, per_kind: int) -> list[int]:
-    """The first row of each of the first `per_kind` pairs, pairs in sha256 order."""
-    first: dict[str, int] = {}
-    for row in rows[np.lexsort((g.permutation[rows], g.trial[rows]))]:
-        first.setdefault(items[int(g.item[row])].pair_id, int(row))
-    return [first[p] for p in sorted(first, key=_order)[:per_kind]]
+def _chosen(g: GradedTable, rank: np.ndarray, rows: np.ndarray, per_kind: int) -> list[int]:
+    """The lowest (trial, permutation) row of each of the first `per_kind` pairs among `rows`,
+    pairs in the order of `rank` (each item's pair's place in sha256 order)."""
+    key = rank[g.item[rows]]
+    ordered = rows[np.lexsort((g.permutation[rows], g.trial[rows], key))]
+    _, first = np.unique(rank[g.item[ordered]], return_index=True)  # sorted by rank
+    return [int(r) for r in ordered[first[:per_kind]]]
 
 
 def _shown(items: Sequence[Item], pairs: _Pairs, row: int, obj: dict[str, Any]) -> dict[str, Any]:
@@ -166,6 +167,9 @@ def error_examples(run: GradedRun, per_kind: int = PER_KIND) -> dict[str, Any]:
     if run.source is None or not len(g):
         return {}
     pairs = _Pairs(items, g)
+    ids = sorted({item.pair_id for item in items}, key=_order)
+    place = {pair_id: n for n, pair_id in enumerate(ids)}
+    rank = np.array([place[item.pair_id] for item in items], dtype=np.int64)
     out: dict[str, Any] = {}
     plans: list[tuple[str, str, int, int | None]] = []  # family, outcome, row, partner's row
     for f, family in enumerate(FAMILIES):
@@ -174,7 +178,7 @@ def error_examples(run: GradedRun, per_kind: int = PER_KIND) -> dict[str, Any]:
             if not found.size:
                 continue
             out.setdefault(family, {})[outcome.label] = {"count": int(found.size), "examples": []}
-            for row in _chosen(g, items, found, per_kind):
+            for row in _chosen(g, rank, found, per_kind):
                 partner = pairs.partner(int(g.item[row]))
                 other = None
                 if partner is not None:

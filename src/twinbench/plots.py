@@ -168,7 +168,8 @@ def permutation_flips(summaries: dict[str, dict[str, Any]]) -> str | None:
         xs = [f + s * width for f in range(len(FAMILIES))]
         rates = [block[f]["flip_rate"] for f in FAMILIES]
         shown = [(x, r) for x, r in zip(xs, rates, strict=True) if r is not None]
-        ax.bar([x for x, _ in shown], [r for _, r in shown], width, label=name, color=colour)
+        bars = ax.bar([x for x, _ in shown], [r for _, r in shown], width, label=name, color=colour)
+        ax.bar_label(bars, fmt="%.2f", fontsize=6, padding=1)
         missing = [x for x, r in zip(xs, rates, strict=True) if r is None]
         _undefined_bars(ax, missing, width, colour)
     _family_ticks(ax, width)
