@@ -164,6 +164,12 @@ def _open(driver: Any, page: Path) -> list[Any]:
     return list(driver.get_log("browser"))
 
 
+def _scroll_width(driver: Any) -> int:
+    """The page's width with every <details> opened (as a reader reading the gallery has)."""
+    driver.execute_script("document.querySelectorAll('details').forEach(d => d.open = true)")
+    return int(driver.execute_script("return document.documentElement.scrollWidth"))
+
+
 def _section(driver: Any, heading: str) -> str:
     """The text of the section under the h2 `heading` (closed <details> included)."""
     text = driver.execute_script(
@@ -193,7 +199,7 @@ def page(reported: Path, browser: Any) -> Any:
 
 def test_report_page_fits_1280_px_and_every_chart_is_labelled(page: Any) -> None:
     assert page.execute_script("return window.innerWidth") == WIDTH
-    assert page.execute_script("return document.documentElement.scrollWidth") <= WIDTH
+    assert _scroll_width(page) <= WIDTH
     labels = page.execute_script(
         "return Array.from(document.querySelectorAll('figure.plot')).map(f =>"
         "  ['title', 'xlabel', 'ylabel'].map(k => {"
@@ -317,7 +323,9 @@ def _failed_copy(source: Path, out: Path, failed: int, name: str) -> None:
     for row in rows[:failed]:
         for key in ("abstain", "answer", "reason", "confidence"):
             row.pop(key, None)
-        row.update(status="invalid", error="no JSON object in the reply", raw="<b>Sure!</b>")
+        # a long unbroken reply: cut at 2,000 characters, wrapped inside the page's width
+        raw = "<b>Sure!</b> " + "x" * 2_500
+        row.update(status="invalid", error="no JSON object in the reply", raw=raw)
     write_rows(out / "responses.jsonl", [{**r, "system": name} for r in rows])
     record = json.loads((source / "run.json").read_text())
     record["system"]["name"] = name
@@ -356,6 +364,8 @@ def test_banner_for_a_run_of_invalid_rows_only(folder: Path, tmp_path: Path, bro
     gallery = _section(browser, "Examples of errors")
     assert "invalid (the reply could not be read as a response): 8 rows, 3 shown" in gallery
     assert "<b>Sure!</b>" in gallery and "invalid: no JSON object in the reply" in gallery
+    assert "x… (513 more characters)" in gallery  # 13 + 2,500 characters, 2,000 shown
+    assert _scroll_width(browser) <= WIDTH
     assert browser.execute_script("return document.querySelectorAll('pre b').length") == 0
 
 
@@ -370,3 +380,24 @@ def test_two_reports_write_the_same_bytes(folder: Path) -> None:
     first = {name: (folder / name).read_bytes() for name in files}
     assert runner.invoke(app, ["report", str(folder)]).exit_code == 0
     assert {name: (folder / name).read_bytes() for name in files} == first
+
+
+def test_card_fields_in_order_without_credentials() -> None:
+    from twinbench.provenance import shown_fields
+
+    card = {
+        "notes": "n",
+        "name": "srv",
+        "api_key_env": "SRV_KEY",
+        "languages": ["en"],
+        "base_url": "http://user:pw@127.0.0.1:8080/v1?key=abc",
+        "precision": "bf16",
+        "auth_token": "t",
+    }
+    assert shown_fields(card) == [
+        ("name", "srv"),
+        ("base_url", "http://127.0.0.1:8080/v1"),
+        ("precision", "bf16"),
+        ("languages", ["en"]),
+        ("notes", "n"),
+    ]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from twinbench.jsonl import read_json, sha256_file
 from twinbench.runrecord import RunRecord
@@ -40,11 +41,25 @@ def benchmark_provenance(folder: Path, items: int) -> dict[str, Any]:
     }
 
 
+def _plain_url(value: Any) -> Any:
+    """A URL without its user info and query (where a password or a key can hide)."""
+    if not isinstance(value, str):
+        return value
+    parts = urlsplit(value)
+    host = parts.hostname or ""
+    netloc = host + (f":{parts.port}" if parts.port else "")
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
 def shown_fields(card: dict[str, Any]) -> list[tuple[str, Any]]:
-    """A system card's (field, value) pairs in display order, with no credential field."""
+    """A system card's (field, value) pairs in display order, with no credential field and
+    URLs without user info or query."""
     keys = [k for k in card if not _SECRET.search(k)]
     first = [k for k in CARD_ORDER if k in keys]
-    return [(k, card[k]) for k in first + sorted(set(keys) - set(first))]
+    return [
+        (k, _plain_url(card[k]) if "url" in k.lower() else card[k])
+        for k in first + sorted(set(keys) - set(first))
+    ]
 
 
 def run_facts(record: RunRecord | None) -> dict[str, Any] | None:
