@@ -114,7 +114,7 @@ def test_from_refuses_another_generator_version_and_unknown_ones(
     rows = json.loads(small.read_text("utf-8"))["generators"]
     rows[0]["version"] = "0.9.0"
     line = _refused(runner, _edited(small, tmp_path, generators=rows), tmp_path / "out")
-    assert line.endswith("generator redaction 0.9.0 in the manifest, 1.3.0 installed")
+    assert line.endswith("generator redaction 0.9.0 in the manifest, 1.4.0 installed")
     rows[0]["name"] = "redactoin"
     line = _refused(runner, _edited(small, tmp_path, generators=rows), tmp_path / "out")
     assert "unknown generator 'redactoin' (did you mean 'redaction'?)" in line

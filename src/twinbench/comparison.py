@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from twinbench.grader import GradedTable, Outcome
+from twinbench.jsonl import InputError
 from twinbench.metrics.pairs import outcome_tallies as tallies
 from twinbench.metrics.pairs import pair_tallies
 from twinbench.records import FAMILIES
@@ -55,7 +56,14 @@ def _cells() -> list[tuple[str, int | None, str]]:
 def compare(
     tables: dict[str, GradedTable], seed: int = 7, resamples: int = 10_000, draws: int = 20_000
 ) -> dict[str, Any]:
-    """Every (A, B, family, metric) comparison with interval, p and Holm-adjusted p."""
+    """Every (A, B, family, metric) comparison with interval, p and Holm-adjusted p.
+
+    A system with no valid response (every row error, invalid or rejected) is refused
+    (InputError naming it and its statuses): a difference with nothing is not a result."""
+    empty = [name for name, g in tables.items() if not g.valid.any()]
+    if empty:
+        shown = "; ".join(f"{name}: {_statuses(tables[name])}" for name in sorted(empty))
+        raise InputError(f"nothing to compare: no valid response from {shown}")
     # clusters of pairs (grader.cluster_key) are the resampling and sign-flip unit
     pairs = max(int(g.cluster.max(initial=-1)) + 1 for g in tables.values())
     rows: list[dict[str, Any]] = []
@@ -101,6 +109,12 @@ def compare(
             "correction": f"Holm across {len(rows)} comparisons",
         },
     }
+
+
+def _statuses(g: GradedTable) -> str:
+    names = {int(o): Outcome(int(o)).name.lower() for o in np.unique(g.outcome)}
+    counts = {names[int(o)]: int((g.outcome == o).sum()) for o in np.unique(g.outcome)}
+    return ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) or "no rows"
 
 
 def compare_markdown(result: dict[str, Any]) -> str:

@@ -15,7 +15,7 @@ from pathlib import Path
 from twinbench.builder import BuildResult, balance_families
 from twinbench.builder import build as build_benchmark
 from twinbench.documents import Metrics, Report
-from twinbench.jsonl import dumps_json
+from twinbench.jsonl import InputError, dumps_json
 from twinbench.outputs import write_set
 from twinbench.records import Item
 from twinbench.render import metrics_markdown
@@ -43,11 +43,14 @@ class Evaluation:
     """What `evaluate` wrote and computed."""
 
     folder: Path
+    #: the first system's run folder (`metrics` are its figures)
     run_folder: Path
     items_built: int
     items_sent: int
     metrics: Metrics
     report: Report
+    #: every system's run folder, in the order the systems were given
+    run_folders: tuple[Path, ...] = ()
 
 
 def eval_slice(built: BuildResult, per_family: int) -> list[Item]:
@@ -73,61 +76,80 @@ def _plain_run(system: System, plan: RunPlan, out: Path, seed: int, bench: Path)
 
 def evaluate(
     out: Path,
-    system: str | System = "smollm2",
+    system: str | System | Sequence[str | System] = "smollm2",
     *,
     seed: int = 0,
     per_family: int = EVAL_PAIRS_PER_FAMILY,
     languages: Sequence[str] | None = None,
     on_step: Callable[[str], None] | None = None,
     run_system: RunSystem | None = None,
+    options: SystemOptions | None = None,
 ) -> Evaluation:
-    """Build the default benchmark into `out/benchmark`, run `system` (a spec or a System)
-    and the shortcut reference on `per_family` pairs per family into `out/runs/`, grade every
-    run once, and write each run's metrics and the report (metrics.json, report.md,
-    report.html) into `out`. Rerunning with the same arguments resumes an interrupted run.
+    """Build the default benchmark into `out/benchmark`, run `system` (a spec, a System, or a
+    sequence of them) and the two references on `per_family` pairs per family into
+    `out/runs/`, grade every run once, and write each run's metrics and the report
+    (metrics.json, report.md, report.html) into `out`. Rerunning with the same arguments
+    resumes an interrupted run.
 
-    `on_step` receives one line per stage; `run_system` replaces the plain runner (the CLI
-    passes one that draws a progress bar).
+    `options` carries what `run` takes for HTTP systems (base URL, model, key variable,
+    timeout, concurrency, log-probabilities); the seed, the benchmark's languages and the
+    form rule are filled in here. `on_step` receives one line per stage; `run_system`
+    replaces the plain runner (the CLI passes one that draws a progress bar).
     """
     say = on_step or (lambda _: None)
     runner = run_system or _plain_run
     declared = tuple(languages) if languages else None
+    given = [system] if isinstance(system, str) or not isinstance(system, Sequence) else system
+    if not given:
+        raise ValueError("evaluate needs at least one system")
     bench = out / "benchmark"
     say(f"1/4 building the benchmark into {bench} (seed {seed})")
     built = build_benchmark(bench, seed=seed)
     items = eval_slice(built, per_family)
     say(
-        f"    {len(built.public)} items built; {len(items)} sent to the system "
+        f"    {len(built.public)} items built; {len(items)} sent to each system "
         f"({per_family or 'all'} pairs per family)"
     )
-    options = SystemOptions(
-        seed=seed,
-        benchmark_languages=tuple(sorted({i.language for i in items})),
-        form_codes=form_codes(items),
+    fitted = (options or SystemOptions()).model_copy(
+        update={
+            "seed": seed,
+            "benchmark_languages": tuple(sorted({i.language for i in items})),
+            "form_codes": form_codes(items),
+        }
     )
-    chosen = make_system(system, options) if isinstance(system, str) else system
-    say(f"2/4 running {chosen.card.name} (first use of a local model loads it)")
-    run_dir = out / "runs" / run_folder_name(chosen)
-    runner(chosen, RunPlan(items), run_dir, seed, bench)
+    chosen = [make_system(s, fitted) if isinstance(s, str) else s for s in given]
+    names = [c.card.name for c in chosen]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise InputError(f"--system: {', '.join(repeated)} given twice (one run folder each)")
+    folders = []
+    for step, made in enumerate(chosen, start=1):
+        where = f" ({step} of {len(chosen)})" if len(chosen) > 1 else ""
+        say(f"2/4 running {made.card.name}{where} (first use of a local model loads it)")
+        folders.append(out / "runs" / run_folder_name(made))
+        runner(made, RunPlan(items), folders[-1], seed, bench)
     for reference in REFERENCES:
-        if chosen.card.name != reference:
-            made = make_system(reference, options)
+        if reference not in names:
+            made = make_system(reference, fitted)
             runner(made, RunPlan(items), out / "runs" / reference, seed, bench)
     say(f"3/4 grading every run in {out / 'runs'}")
     graded = report_runs(out, declared)
-    metrics = graded[run_dir.name].metrics()
-    summary = metrics.to_json()
-    write_set(
-        run_dir, {"metrics.json": dumps_json(summary), "metrics.md": metrics_markdown(summary)}
-    )
+    metrics = {}
+    for folder in folders:
+        metrics[folder] = graded[folder.name].metrics()
+        summary = metrics[folder].to_json()
+        write_set(
+            folder, {"metrics.json": dumps_json(summary), "metrics.md": metrics_markdown(summary)}
+        )
     say(f"4/4 writing the report into {out}: metrics.json, report.md, report.html")
     report = build_report(graded, benchmark=bench)
     write_report(out, report)
     return Evaluation(
         folder=out,
-        run_folder=run_dir,
+        run_folder=folders[0],
         items_built=len(built.public),
         items_sent=len(items),
-        metrics=metrics,
+        metrics=metrics[folders[0]],
         report=report,
+        run_folders=tuple(folders),
     )

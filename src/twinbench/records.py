@@ -129,7 +129,8 @@ class Response(_Record):
 
     Types are strict (no `true` for 1, no "1" for 1), numbers finite, and the status decides
     the rest: an ok response abstains with no answer or answers with no reason; any other
-    status is never an abstention.
+    status is never an abstention. On an ok response `error` notes what is missing (why an
+    endpoint's confidence is absent).
     """
 
     schema_: Literal["twinbench.response/1"] = Field(RESPONSE_SCHEMA, alias="schema")

@@ -9,6 +9,7 @@ with cluster-bootstrap intervals, shifts, sign-flip tests, Holm), and writes `me
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,15 +26,7 @@ from twinbench.provenance import benchmark_provenance, run_facts
 from twinbench.render import fmt
 from twinbench.report_page import report_html
 from twinbench.runner import load_benchmark
-
-
-def benchmark_folder(folder: Path) -> Path:
-    """The benchmark of a report folder: `folder/benchmark`, or `folder` itself when it is a
-    benchmark folder with runs/ inside it."""
-    for bench in (folder / "benchmark", folder):
-        if (bench / "manifest.json").is_file():
-            return bench
-    raise InputError(f"{folder}: no benchmark/manifest.json (run twinbench eval or import)")
+from twinbench.runrecord import load_run
 
 
 def report_runs(folder: Path, languages: tuple[str, ...] | None = None) -> dict[str, GradedRun]:
@@ -43,11 +36,61 @@ def report_runs(folder: Path, languages: tuple[str, ...] | None = None) -> dict[
     Each run is graded against the languages its system declares (run.json), unless
     `languages` overrides them for every run.
     """
-    cache = ExpectedCache(load_benchmark(benchmark_folder(folder)))
-    runs = sorted(p.parent for p in (folder / "runs").glob("*/responses.jsonl"))
-    if not runs:
-        raise InputError(f"{folder}: no runs/*/responses.jsonl to report on")
-    return {run.name: grade_run(cache, run, languages) for run in runs}
+    return grade_folders([folder], None, languages)
+
+
+def _run_folders(path: Path) -> list[Path]:
+    """The run folders `path` names: itself (a run), or its runs/*/ (a report folder)."""
+    if (path / "responses.jsonl").is_file():
+        return [path]
+    found = sorted(p.parent for p in (path / "runs").glob("*/responses.jsonl"))
+    if not found:
+        raise InputError(
+            f"{path}: neither a run folder (responses.jsonl) nor a folder with runs/*/"
+        )
+    return found
+
+
+def benchmark_for(paths: Sequence[Path], given: Path | None = None) -> Path:
+    """The benchmark of `paths`: `given`; else a report folder's benchmark/ (or the folder
+    itself when it holds manifest.json); else the one every run's run.json names."""
+    if given is not None:
+        if not (given / "manifest.json").is_file():
+            raise InputError(f"{given}: no manifest.json (not a benchmark folder)")
+        return given
+    for path in paths:
+        for candidate in (path / "benchmark", path):
+            if (candidate / "manifest.json").is_file():
+                return candidate
+    named = set()
+    for path in paths:
+        for run in _run_folders(path):
+            record = load_run(run)
+            if record is None or not record.benchmark:
+                raise InputError(f"{run / 'run.json'}: names no benchmark; pass --benchmark DIR")
+            named.add(record.benchmark)
+    if len(named) > 1:
+        raise InputError(f"the runs name {len(named)} benchmarks; pass --benchmark DIR")
+    bench = Path(named.pop())
+    if not (bench / "manifest.json").is_file():
+        raise InputError(f"{bench}: the benchmark run.json names has no manifest.json")
+    return bench
+
+
+def grade_folders(
+    paths: Sequence[Path], benchmark: Path | None, languages: tuple[str, ...] | None = None
+) -> dict[str, GradedRun]:
+    """Every run `paths` name (run folders, or report folders with runs/*/), graded once
+    against `benchmark` (None: `benchmark_for`), named by folder (a repeated name gets its
+    parent's name in front)."""
+    bench = benchmark_for(paths, benchmark)
+    cache = ExpectedCache(load_benchmark(bench))
+    out: dict[str, GradedRun] = {}
+    for path in paths:
+        for run in _run_folders(path):
+            name = run.name if run.name not in out else f"{run.parent.name}/{run.name}"
+            out[name] = grade_run(cache, run, languages)
+    return out
 
 
 def build_report(

@@ -205,8 +205,11 @@ def read_done(path: Path, system: str | None = None) -> tuple[set[Key], Counter[
     return done, counts
 
 
-def check_resume(out: Path, record: RunRecord) -> None:
-    """Refuse to append to a run folder made by another system, plan or benchmark."""
+def check_resume(out: Path, record: RunRecord, items: Sequence[Item] = ()) -> None:
+    """Refuse to append to a run folder made by another system, plan or benchmark.
+
+    A run of the first N items (`run --limit N`) may be extended to more of the same
+    benchmark: its items are a prefix of `items` (not for a shard, whose slice would move)."""
     responses, path = out / "responses.jsonl", out / "run.json"
     if not responses.exists() or responses.stat().st_size == 0:
         return
@@ -224,7 +227,7 @@ def check_resume(out: Path, record: RunRecord) -> None:
         ("--shard", old.shard, record.shard),
     )
     for what, before, now in checks:
-        if before == now:
+        if before == now or (what == "benchmark items" and _extends(old, items)):
             continue
         if isinstance(before, SystemCard) and isinstance(now, SystemCard):
             same_name = before.name == now.name
@@ -237,6 +240,17 @@ def check_resume(out: Path, record: RunRecord) -> None:
             f"{path}: resuming needs the same {what} (the folder has {shown[0]}, this run "
             f"{shown[1]}); use a new --out folder or the original options"
         )
+
+
+def _extends(old: RunRecord, items: Sequence[Item]) -> bool:
+    """Whether `items` extend the items `old` ran (the same first `old.items`, then more)."""
+    count = old.items
+    return (
+        old.shard is None
+        and count is not None
+        and 0 < count < len(items)
+        and items_digest(items[:count]) == old.items_sha256
+    )
 
 
 def _versions() -> dict[str, str]:
@@ -254,6 +268,66 @@ def _batches(requests: Sequence[Request], size: int) -> Iterator[list[Request]]:
         yield list(requests[start : start + size])
 
 
+#: the statuses a resume sends again by default: the server failed, not the system
+RETRIED = frozenset({"error"})
+#: the statuses --max-error-rate counts
+FAILURES = ("error", "invalid")
+
+
+def drop_failures(path: Path, statuses: frozenset[str] = RETRIED) -> int:
+    """Remove the rows of `path` whose status is in `statuses` (rewritten to a temporary file,
+    then renamed: a kill leaves the old file or the new one); returns how many went."""
+    if not path.exists():
+        return 0
+    kept, dropped = [], 0
+    for line in path.read_bytes().splitlines(keepends=True):
+        if line.strip() and orjson.loads(line).get("status") in statuses:
+            dropped += 1
+        else:
+            kept.append(line)
+    if dropped:
+        temporary = path.with_name(path.name + ".retry")
+        with temporary.open("wb") as handle:
+            handle.write(b"".join(kept))
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    return dropped
+
+
+class CheckFailed(InputError):
+    """The check request before a run failed: the endpoint is down, refuses or is unauthorised."""
+
+
+def _check(system: System, request: Request) -> Response:
+    """Send `request` alone; a reply with status `error` stops the run before it starts."""
+    (reply,) = system.respond([request])
+    if reply.status == "error":
+        endpoint = getattr(getattr(system, "http", None), "endpoint", None)
+        where = f" at {endpoint.shown()}" if endpoint is not None else ""
+        raise CheckFailed(
+            f"{system.card.name}: the check request{where} failed: {reply.error}; nothing "
+            "was run (is the server up, the --base-url right, the key valid?)"
+        )
+    return reply
+
+
+def failure_verdict(
+    counts: Counter[str] | dict[str, int], bound: float | None
+) -> tuple[float, str | None]:
+    """(share of error and invalid rows, why it is over `bound` or None)."""
+    total = sum(counts.values())
+    failed = sum(counts.get(s, 0) for s in FAILURES)
+    rate = failed / total if total else 0.0
+    if bound is None or rate <= bound:
+        return rate, None
+    shown = ", ".join(f"{counts.get(s, 0)} {s}" for s in FAILURES)
+    return rate, (
+        f"{failed} of {total} rows failed ({shown}): {rate:.1%} is over --max-error-rate "
+        f"{bound:g}; the figures of this run are not results"
+    )
+
+
 def run(
     system: System,
     plan: RunPlan,
@@ -263,13 +337,20 @@ def run(
     progress: Progress | None = None,
     benchmark: Path | None = None,
     notice: Callable[[str], None] | None = None,
+    retry_errors: bool = True,
+    check: bool = True,
+    max_error_rate: float | None = None,
 ) -> RunRecord:
     """Run `plan` against `system` into `out`; returns the final run record (run.json).
 
     `progress(sent, total)` follows the run; `notice` gets a line when a Ctrl-C waits for
-    the requests in flight."""
-    out.mkdir(parents=True, exist_ok=True)
-    recover(out)
+    the requests in flight. A resume drops the `error` rows and sends them again
+    (`retry_errors`). A streaming (HTTP) system first gets one request alone (`check`): a
+    reply with status `error` raises CheckFailed before anything is written. With
+    `max_error_rate`, run.json's `failed` says why when more of the rows are `error` or
+    `invalid`."""
+    if out.exists():
+        recover(out)
     responses_path = out / "responses.jsonl"
     record = RunRecord(
         system=system.card,
@@ -283,11 +364,21 @@ def run(
         benchmark=None if benchmark is None else str(benchmark.resolve()),
         shard=None if plan.shard is None else f"{plan.shard[0]}/{plan.shard[1]}",
     )
-    check_resume(out, record)
+    check_resume(out, record, plan.items)
+    previous = load_run(out) if responses_path.exists() else None
+    read_done(responses_path, system.card.name)  # refuses a foreign or broken file first
+    resent = drop_failures(responses_path) if retry_errors else 0
     done, _ = read_done(responses_path, system.card.name)
     pending = [k for k in plan.tasks() if (k[0].id, k[1], k[2]) not in done]
     ids = OpaqueIds(item.id for item, _, _ in pending)  # this session's key, in memory only
-    record = record.model_copy(update={"resumed_from": len(done)})
+    checked: list[Response] = []
+    if check and pending and streams(system):
+        checked.append(_check(system, request_for(*pending[0], ids.token(pending[0][0].id))))
+    earlier = previous.resent_errors if previous is not None else 0
+    record = record.model_copy(
+        update={"resumed_from": len(done), "resent_errors": earlier + resent}
+    )
+    out.mkdir(parents=True, exist_ok=True)
     write_run(out, record)
     started = time.perf_counter()
     sent = 0
@@ -305,7 +396,11 @@ def run(
                 if progress:
                     progress(sent, total)
 
-            requests = (request_for(*task, ids.token(task[0].id)) for task in pending)
+            if checked:
+                write(checked)
+            requests = (
+                request_for(*task, ids.token(task[0].id)) for task in pending[len(checked) :]
+            )
             if streams(system):
                 options = getattr(system, "options", None)
                 window = plan.window or getattr(options, "concurrency", None) or plan.batch_size
@@ -324,8 +419,11 @@ def run(
         write_run(out, record.model_copy(update=update | {"seconds_this_session": seconds}))
         raise
     _, counts = read_done(responses_path, system.card.name)
+    rate, failed = failure_verdict(counts, max_error_rate)
     record = record.model_copy(
         update={
+            "failure_rate": round(rate, 6),
+            "failed": failed,
             "status": "finished",
             "sent_this_session": sent,
             "seconds_this_session": round(time.perf_counter() - started, 3),

@@ -45,6 +45,12 @@ class RunRecord(BaseModel):
     shard: str | None = Field(None, pattern=r"^\d+/\d+$")
     #: the shard folders a merged run was made from, in shard order
     merged_from: list[str] | None = None
+    #: `error` rows dropped and sent again on resume, over every session
+    resent_errors: int = Field(0, ge=0)
+    #: share of the rows that are `error` or `invalid` (set when a session finishes)
+    failure_rate: float | None = Field(None, ge=0, le=1)
+    #: why the run failed its --max-error-rate (None: it did not)
+    failed: str | None = None
 
     @field_validator("system")
     @classmethod

@@ -48,11 +48,11 @@ def _invoke(*args: str) -> Any:
 
 def test_export_writes_task_folder_of_public_items(tmp_path: Path) -> None:
     bench = tmp_path / "Held Out"
-    build(bench, per_generator=2, holdout=["false_premise"])
+    build(bench, per_generator=3, holdout=["false_premise"])  # 16 public, 2 held out
     task = tmp_path / "task"
     result = _invoke("export", "lm-eval", str(bench), "--out", str(task))
     assert result.exit_code == 0, result.output
-    assert "task twinbench_held_out: 10 items" in result.output
+    assert "task twinbench_held_out: 16 items" in result.output  # the public items
     assert sorted(p.name for p in task.iterdir()) == [
         "README.md",
         "docs.jsonl",

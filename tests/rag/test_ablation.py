@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
+from tests.systems.servers import chat_reply, serve
 from typer.testing import CliRunner
 
 from twinbench.cli import app
@@ -225,3 +227,75 @@ def test_bad_variant_and_greedy_repeats_exit_2(tmp_path: Path) -> None:
     assert greedy.exit_code == 2
     assert "--repeats above 1 needs --temperature above 0" in greedy.output
     assert not list(tmp_path.iterdir())
+
+
+def _scripted(path: str, body: Any) -> tuple[int, Any]:
+    """A generator on 127.0.0.1: every answer quotes passage [1]'s first sentence."""
+    passage = body["messages"][1]["content"].split("\n")[1]
+    return 200, chat_reply(passage.split(": ", 1)[-1].split(". ")[0] + " [1].")
+
+
+def test_ablation_reports_each_stage_of_each_variant(tmp_path: Path) -> None:
+    from twinbench.rag.ablation import run_ablation
+    from twinbench.rag.corpus import COURSE_NOTES
+    from twinbench.rag.generation import OpenAIGenerator
+    from twinbench.systems.base import SystemOptions
+
+    seen: list[tuple[str, int, int]] = []
+    with serve(_scripted) as (url, log):
+        generator = OpenAIGenerator(SystemOptions(base_url=url, model="scripted", concurrency=1))
+        run_ablation(
+            COURSE_NOTES,
+            tmp_path / "out",
+            variants=["lexical"],
+            generator=generator,
+            sample=6,
+            progress=lambda stage, done, total: seen.append((stage, done, total)),
+        )
+    assert len(log) == 6
+    stages = list(dict.fromkeys(stage for stage, _, _ in seen))
+    assert stages == [
+        "lexical (1/1): retrieving (bm25)",
+        "lexical (1/1): answering",
+        "lexical (1/1): labelling claims (rules)",
+    ]
+    # retrieval per query; answering in rounds of 4 x concurrency 1; labelling per answer
+    assert [(d, t) for s, d, t in seen if s.endswith("retrieving (bm25)")] == [
+        (n, 6) for n in range(7)
+    ]
+    assert [(d, t) for s, d, t in seen if s.endswith("answering")] == [(0, 6), (4, 6), (6, 6)]
+    assert [(d, t) for s, d, t in seen if s.endswith("(rules)")] == [(n, 6) for n in range(1, 7)]
+
+
+def test_rag_ablate_draws_a_progress_bar_on_a_terminal(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(root / "src"),
+        "TTY_COMPATIBLE": "1",
+        "TTY_INTERACTIVE": "1",
+    }
+    with serve(_scripted) as (url, _):
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "twinbench",
+                "rag",
+                "ablate",
+                *("--generator", "openai:scripted", "--base-url", url),
+                *("--variants", "lexical", "--sample", "4", "--out", str(tmp_path / "o")),
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=tmp_path,
+        )
+    assert done.returncode == 0, done.stderr
+    assert "lexical (1/1): answering" in done.stderr
+    assert "lexical (1/1): labelling claims (rules)" in done.stderr and "4/4" in done.stderr
+    assert "twinbench rag ablate" in done.stdout  # the tables still print after the bar

@@ -217,6 +217,19 @@ def test_abstention_labels_depend_on_what_reached_the_prompt():
     assert failure_labels(abstain(["notes-18"]), unanswerable) == [FailureLabel.CORRECT_ABSTENTION]
 
 
+def test_an_unlabelled_answer_gets_only_the_labels_that_need_no_claim_label():
+    """A judge that failed leaves the claims unlabelled: no unsupported_claim, and a wrong
+    citation only for a citation that was not found."""
+    from twinbench.rag.judge import unlabel
+
+    blank = unlabel(fixture_answer(CitationScope.SENTENCE))
+    assert failure_labels(blank, CASE) == []
+    lost = revised(blank, citation_not_found=["notes-99"])
+    assert failure_labels(lost, CASE) == [FailureLabel.WRONG_CITATION]
+    missed = revised(blank, passages=["notes-18"])  # and the evidence never reached it
+    assert failure_labels(missed, CASE) == [FailureLabel.MISSING_EVIDENCE]
+
+
 def test_a_timeout_is_never_an_abstention():
     failed = Answer(case_id="a2", variant="v", status=AnswerStatus.TIMEOUT, error="timeout: 5 s")
     assert outcome(failed) == "error"

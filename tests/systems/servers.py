@@ -3,7 +3,8 @@
 Laya and Jev are not installable here, so `systemone_server` answers their documented
 `/v1/systemone` (+ `/batch`) contract deterministically: it picks the option whose text occurs
 in the state (else the first), with confidence 0.9 when found and 0.4 otherwise.
-`chat_reply` builds OpenAI chat-completions replies for scripted servers. `serve_raw` hands the
+`chat_reply` builds OpenAI chat-completions replies for scripted servers, `logprob_reply` ones
+that carry token log-probabilities. `serve_raw` hands the
 whole exchange to a handler, for servers that misbehave on the wire (trickle bytes, send huge or
 gzip-bombed bodies, cut the connection, answer 429 with Retry-After, echo the Authorization
 header). Every request is recorded.
@@ -181,6 +182,29 @@ def chat_reply(content: Any) -> dict[str, Any]:
         ],
         "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
     }
+
+
+def logprob_reply(
+    content: str, tokens: list[tuple[str | bytes, float, list[tuple[str | bytes, float]]]]
+) -> Any:
+    """A chat reply whose `logprobs.content` lists `tokens` as (token, its log-probability, top
+    candidates), in the OpenAI wire format: {"token", "logprob", "bytes", "top_logprobs":
+    [{"token", "logprob", "bytes"}]}. A token given as bytes (part of a character) is sent as
+    llama.cpp does: its text with a replacement character, its bytes as they are."""
+
+    def entry(token: str | bytes, logprob: float) -> dict[str, Any]:
+        raw = token if isinstance(token, bytes) else token.encode()
+        text = raw.decode(errors="replace")
+        return {"token": text, "logprob": logprob, "bytes": list(raw)}
+
+    reply = chat_reply(content)
+    reply["choices"][0]["logprobs"] = {
+        "content": [
+            entry(token, logprob) | {"top_logprobs": [entry(t, lp) for t, lp in top]}
+            for token, logprob, top in tokens
+        ]
+    }
+    return reply
 
 
 def free_port() -> int:

@@ -2,20 +2,21 @@
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from twinbench.records import ChoiceQuestion, NoulQuestion, ReasonCode
+from twinbench.records import ChoiceQuestion, NoulQuestion
 from twinbench.systems import SystemOptions, make_system
 from twinbench.systems.base import Request
 from twinbench.systems.local_model import gguf_path
-from twinbench.systems.openai_compat import answer_labels
 
-from .servers import ServerProcess, chat_reply, free_port, serve, server_process
+from .servers import ServerProcess, chat_reply, free_port, logprob_reply, serve, server_process
 
 TICKET = Request(
     item_id="t1",
@@ -78,27 +79,37 @@ def test_real_llama_cpp_server_gives_schema_valid_decisions(llama_server: Server
     assert out[0].usage["prompt_tokens"] > 0
 
 
-def test_real_llama_cpp_server_logprobs_give_confidences(llama_server: ServerProcess) -> None:
-    """llama.cpp returns `logprobs.content[].top_logprobs` under grammar-constrained output:
-    every decision gets a confidence and probabilities over the side it took (the answers,
-    each (1 - P(abstain)) x its share, or the reason codes, each P(abstain) x its share)."""
-    options = SystemOptions(base_url=llama_server.url, timeout_s=300, logprobs=True)
+@pytest.mark.parametrize("answer_format", ["letters", "json"])
+def test_real_llama_cpp_server_logprobs_give_confidences(
+    llama_server: ServerProcess, answer_format: str
+) -> None:
+    """llama.cpp returns `logprobs.content[].top_logprobs` under grammar-constrained output
+    (taken before the grammar, so mass on forbidden tokens is no decision's): every decision
+    gets a confidence, the probability recorded for it, and probabilities over the side it
+    took that sum to at most 1."""
+    options = SystemOptions(
+        base_url=llama_server.url,
+        timeout_s=300,
+        logprobs=True,
+        answer_format=answer_format,  # type: ignore[arg-type]
+    )
     system = make_system("openai:smollm2", options)
     out = system.respond([TICKET, REFUND])
     llama_server.check()
-    assert system.card.confidences
-    for res, request in zip(out, (TICKET, REFUND), strict=True):
+    assert system.card.confidences and f"answer format {answer_format}" in system.card.version
+    for res in out:
         assert res.status == "ok", res
         assert res.confidence is not None and 0.0 < res.confidence <= 1.0, res
         probabilities = res.probabilities or {}
         assert all(0.0 <= p <= 1.0 for p in probabilities.values())
         assert 0.0 < sum(probabilities.values()) <= 1.0 + 1e-6
         if res.abstain:
-            assert set(probabilities) == {f"abstain:{c.value}" for c in ReasonCode}
-            assert res.confidence == pytest.approx(sum(probabilities.values()), abs=1e-5)
+            key = f"abstain:{res.reason}"
+        elif res.answer in (0.0, 1.0) and not isinstance(res.answer, str):
+            key = "yes" if res.answer == 1.0 else "no"
         else:
-            assert set(probabilities) == set(answer_labels(request))
-            assert res.confidence in probabilities.values()
+            key = str(res.answer)
+        assert probabilities[key] == res.confidence
 
 
 def _scripted(script: dict[str, Any]) -> Any:
@@ -163,24 +174,6 @@ def test_api_key_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> 
     assert seen[0]["response_format"]["type"] == "json_schema"
 
 
-def _logprob_reply(content: str, tokens: list[tuple[str, list[tuple[str, float]]]]) -> Any:
-    """A chat reply whose logprobs.content lists `tokens` (token, top candidates), the
-    OpenAI wire format: {"token", "logprob", "bytes", "top_logprobs": [{"token", "logprob"}]}."""
-    reply = chat_reply(content)
-    reply["choices"][0]["logprobs"] = {
-        "content": [
-            {
-                "token": token,
-                "logprob": top[0][1] if top else 0.0,
-                "bytes": list(token.encode()),
-                "top_logprobs": [{"token": t, "logprob": lp, "bytes": None} for t, lp in top],
-            }
-            for token, top in tokens
-        ]
-    }
-    return reply
-
-
 def test_logprobs_give_an_endpoint_confidence_and_probabilities() -> None:
     import math
 
@@ -189,26 +182,26 @@ def test_logprobs_give_an_endpoint_confidence_and_probabilities() -> None:
     # first token: "bill" 0.6, "sales" 0.3, "technical" 0.1
     ln = math.log
     tokens = [
-        ('{"abstain": ', []),
-        ("false", [("false", ln(0.8)), ("true", ln(0.2))]),
-        (', "reason": null, "answer": "', []),
-        ("bill", [("bill", ln(0.6)), ("sales", ln(0.3)), ("technical", ln(0.1))]),
-        ("ing", []),
-        ('"}', []),
+        ('{"abstain": ', 0.0, []),
+        ("false", ln(0.8), [("false", ln(0.8)), ("true", ln(0.2))]),
+        (', "reason": null, "answer": "', 0.0, []),
+        ("bill", ln(0.6), [("bill", ln(0.6)), ("sales", ln(0.3)), ("technical", ln(0.1))]),
+        ("ing", 0.0, []),
+        ('"}', 0.0, []),
     ]
     seen: list[Any] = []
 
     def handle(path: str, body: Any) -> tuple[int, Any]:
         seen.append(body)
-        return 200, _logprob_reply(content, tokens)
+        return 200, logprob_reply(content, tokens)
 
     with serve(handle) as (url, _):
-        options = SystemOptions(base_url=url, logprobs=True)
+        options = SystemOptions(base_url=url, logprobs=True, answer_format="json")
         system = make_system("openai", options)
         (res,) = system.respond([TICKET])
     assert seen[0]["logprobs"] is True and seen[0]["top_logprobs"] == 10
     assert (res.status, res.answer) == ("ok", "billing")
-    # (1 - 0.2) x 0.6 / (0.6 + 0.3 + 0.1) = 0.48
+    # P(false) x P(null) x P("bill") = 0.8 x 1 x 0.6 = 0.48
     assert res.confidence == pytest.approx(0.48)
     assert res.probabilities == pytest.approx(
         {"billing": 0.48, "technical support": 0.08, "sales": 0.24}
@@ -221,10 +214,72 @@ def test_without_logprobs_in_the_reply_there_is_no_confidence() -> None:
         return 200, chat_reply('{"abstain": false, "reason": null, "answer": "billing"}')
 
     with serve(handle) as (url, _):
-        (res,) = make_system("openai", SystemOptions(base_url=url, logprobs=True)).respond([TICKET])
+        options = SystemOptions(base_url=url, logprobs=True, answer_format="json")
+        (res,) = make_system("openai", options).respond([TICKET])
     assert (res.status, res.answer, res.confidence, res.probabilities) == (
         "ok",
         "billing",
         None,
         None,
     )
+    assert res.error == "no confidence: the reply carries no token log-probabilities"
+
+
+def test_letters_reject_what_does_not_fit_before_x_y_z_without_sending_it() -> None:
+    """23 options fill A..W; with an explicit abstain option too, its letter would be X."""
+    options = [f"option {i}" for i in range(23)]
+    fits = Request(
+        item_id="f", state="s", question=ChoiceQuestion(instructions="Pick", options=options)
+    )
+    over = Request(
+        item_id="o",
+        state="s",
+        question=ChoiceQuestion(instructions="Pick", options=options, abstain_option="I abstain"),
+    )
+
+    def handle(path: str, body: Any) -> tuple[int, Any]:
+        return 200, chat_reply('{"letter": "A"}')
+
+    with serve(handle) as (url, log):
+        system = make_system("openai", SystemOptions(base_url=url, answer_format="letters"))
+        out = system.respond([over, fits])
+        streamed = system.submit([over])[0].result()  # type: ignore[attr-defined]
+    assert (out[1].status, out[1].answer) == ("ok", "option 0")
+    for res in (out[0], streamed):
+        assert (res.status, res.error) == (
+            "rejected",
+            "more than 22 options besides the abstain option",
+        )
+    assert len(log) == 1
+
+
+def test_the_cli_takes_an_answer_format(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from twinbench.builder import build_paired
+    from twinbench.cli import app
+
+    build_paired(tmp_path / "bench", per_generator=2)
+
+    def handle(path: str, body: Any) -> tuple[int, Any]:
+        return 200, chat_reply('{"letter": "D"}')  # the abstain option, after three options
+
+    args = ["run", "-b", str(tmp_path / "bench"), "-s", "openai", "--out"]
+    with serve(handle) as (url, log):
+        bad = CliRunner().invoke(app, [*args, str(tmp_path / "x"), "--answer-format", "yaml"])
+        good = CliRunner().invoke(
+            app, [*args, str(tmp_path / "run"), "--base-url", url, "--answer-format", "letters"]
+        )
+    assert bad.exit_code == 2
+    assert "--answer-format 'yaml': expected letters or json" in bad.output
+    assert good.exit_code == 0, good.output
+    assert len(log) == 4 and all(
+        "letter" in body["response_format"]["json_schema"]["schema"]["properties"]
+        for _, body in log
+    )
+    card = json.loads((tmp_path / "run" / "run.json").read_text())["system"]
+    assert card["version"] == "default; answer format letters"
+    rows = [
+        json.loads(line) for line in (tmp_path / "run" / "responses.jsonl").read_text().splitlines()
+    ]
+    assert {(r["abstain"], r["reason"]) for r in rows} == {(True, "contradictory_options")}

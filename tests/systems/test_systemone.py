@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from twinbench.records import ChoiceQuestion, NoulQuestion, ScoreQuestion
 from twinbench.systems import SystemOptions, make_system
 from twinbench.systems.base import Request
@@ -68,3 +70,34 @@ def test_gate_turns_low_confidence_jev_answers_into_abstentions() -> None:
     assert (out[1].abstain, out[1].reason) == (True, "contradictory_options")
     assert out[1].raw["gated_answer"] == "sales"
     assert "gate" in system.card.name and "no abstain output" in system.card.notes
+
+
+PAIRED = Request(
+    item_id="e",
+    state="The reply was: I abstain from answering.",
+    question=ChoiceQuestion(
+        instructions="Team?",
+        options=["sales", "billing", "support"],
+        abstain_option="I abstain from answering",
+    ),
+)
+
+
+def test_choosing_the_explicit_abstain_option_is_an_abstention() -> None:
+    """The local servers pick the criterion the state names: here the abstain option, sent as
+    the last criterion (Laya's `choice`, Jev's `choice_index` 3)."""
+    for spec in ("laya", "laya:0.5", "jev"):
+        with serve(systemone_handler(jev=spec == "jev")) as (url, log):
+            (res,) = make_system(spec, SystemOptions(base_url=url)).respond([PAIRED])
+        criteria = log[0][1]["questions"]["q"]["criteria"]
+        assert criteria == ["sales", "billing", "support", "I abstain from answering"]
+        assert (res.status, res.abstain, res.reason, res.confidence) == (
+            "ok",
+            True,
+            "contradictory_options",
+            0.9,
+        ), spec
+        if spec != "jev":
+            assert res.probabilities == pytest.approx(
+                {"sales": 0.1 / 3, "billing": 0.1 / 3, "support": 0.1 / 3, "abstain:option": 0.9}
+            )

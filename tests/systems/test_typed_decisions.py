@@ -7,10 +7,11 @@ from collections.abc import Iterator
 
 import pytest
 
-from twinbench.records import ChoiceQuestion, NoulQuestion, ScoreQuestion
+from twinbench.records import ChoiceQuestion, NoulQuestion, ReasonCode, ScoreQuestion
 from twinbench.systems import SystemOptions, make_system
 from twinbench.systems.base import Request
 from twinbench.systems.local_model import CACHE_NAME, cache_dir, load_smollm2
+from twinbench.systems.typed_decisions import read_answer, wire_question
 
 from .servers import free_port, server_process
 
@@ -78,3 +79,24 @@ def td_server() -> Iterator[str]:
 def test_http_server(td_server: str) -> None:
     system = make_system("typed-decisions", SystemOptions(base_url=td_server, timeout_s=120))
     _check(system.respond(REQUESTS))
+
+
+def test_choosing_the_explicit_abstain_option_is_an_abstention() -> None:
+    """typed-decisions' answer shape (`choice`, `confidence`, `probabilities` keyed by
+    criterion) for a paired item whose last criterion is its abstain option."""
+    request = Request(
+        item_id="p",
+        state="The lamp costs $45.",
+        question=ChoiceQuestion(
+            instructions="What does it cost?",
+            options=["$10", "$20", "$30"],
+            abstain_option="I abstain from answering",
+        ),
+    )
+    assert wire_question(request)["criteria"] == ["$10", "$20", "$30", "I abstain from answering"]
+    wire = {"$10": 0.1, "$20": 0.1, "$30": 0.1, "I abstain from answering": 0.7}
+    answer = {"choice": "I abstain from answering", "confidence": 0.7, "probabilities": wire}
+    decision, confidence, probabilities = read_answer(request, answer)
+    assert decision == {"abstain": True, "reason": ReasonCode.CONTRADICTORY_OPTIONS}
+    assert confidence == 0.7
+    assert probabilities == {"$10": 0.1, "$20": 0.1, "$30": 0.1, "abstain:option": 0.7}

@@ -8,9 +8,11 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from twinbench.cli.common import (
+    JsonFlag,
     app,
     console,
     errors,
+    print_json,
     user_errors,
 )
 from twinbench.jsonl import InputError
@@ -76,6 +78,7 @@ def build(
             "option comes from it; refused if the installed twinbench or corpus differ)",
         ),
     ] = None,
+    as_json: JsonFlag = False,
 ) -> None:
     """Build a benchmark from the embedded corpus: items.jsonl, manifest.json, holdout/."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
@@ -133,6 +136,9 @@ def build(
             result = rebuild(from_manifest, out, progress)
         else:
             result = build_benchmark(out, options, progress)
+    if as_json:
+        print_json(result.manifest)
+        return
     _print_build_summary(result.record, out, from_manifest)
 
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from collections.abc import Callable
-from typing import ParamSpec, TypeVar
+import os
+import sys
+from collections.abc import Callable, Iterator
+from typing import Annotated, Any, ParamSpec, TextIO, TypeVar
 
 import typer
 from rich.console import Console
@@ -15,9 +18,44 @@ app = typer.Typer(
     help="Build, run and grade benchmarks of unanswerable items with answerable twins.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
-console = Console(emoji=False)
-errors = Console(stderr=True, emoji=False)
+
+
+def _width(stream: TextIO) -> int | None:
+    """None (rich measures the terminal) on a terminal; else $COLUMNS or 200, so a table
+    piped to a file or `less` is not cut at rich's default of 80 columns."""
+    if stream.isatty():
+        return None
+    columns = os.environ.get("COLUMNS", "")
+    return int(columns) if columns.isdigit() and int(columns) > 0 else PIPED_WIDTH
+
+
+PIPED_WIDTH = 200
+console = Console(emoji=False, width=_width(sys.stdout))
+errors = Console(stderr=True, emoji=False, width=_width(sys.stderr))
+
+
+def _version(value: bool) -> None:
+    if value:
+        from twinbench import __version__
+
+        console.print(f"twinbench {__version__}", markup=False, highlight=False)
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Print the version and exit"
+        ),
+    ] = False,
+) -> None:
+    """Build, run and grade benchmarks of unanswerable items with answerable twins."""
+
+
 P = ParamSpec("P")
 R = TypeVar("R")
 MAX_PROBLEMS = 20
@@ -66,9 +104,59 @@ def user_errors(func: Callable[P, R]) -> Callable[P, R]:
     return wrapper
 
 
+#: `--json` on every command that prints results: the machine-readable form on stdout only
+JsonFlag = Annotated[
+    bool, typer.Option("--json", help="Print the result as JSON on stdout, nothing else")
+]
+
+
+def print_json(document: Any) -> None:
+    """`document` as the project's canonical JSON on stdout (what `--json` prints)."""
+    from twinbench.jsonl import dumps_json
+
+    sys.stdout.write(dumps_json(document))
+
+
 def parse_languages(text: str) -> tuple[str, ...]:
     """Parse a comma-separated language list such as `en,es`."""
     languages = tuple(part.strip() for part in text.split(",") if part.strip())
     if not languages:
         raise InputError(f"--languages: expected a comma-separated list, got {text!r}")
     return languages
+
+
+@contextlib.contextmanager
+def stage_bar() -> Iterator[Callable[[str, int, int], None]]:
+    """A progress bar on stderr for work in named stages; yields `report(stage, done, total)`.
+
+    Each new stage restarts the bar (its count, elapsed time and ETA); the bar is removed when
+    the work ends, so the tables printed after it stand alone. Off when stderr is not a
+    terminal (a log gets no bar frames)."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, console=errors, transient=True, disable=not errors.is_terminal) as bar:
+        task = bar.add_task("starting", total=None)
+        current = [""]
+
+        def report(stage: str, done: int, total: int) -> None:
+            if stage != current[0]:
+                current[0] = stage
+                bar.reset(task, total=total, description=stage)
+            bar.update(task, completed=done, total=total)
+
+        yield report

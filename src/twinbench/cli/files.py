@@ -12,10 +12,12 @@ import typer
 from twinbench.cli.common import (
     LANGUAGES_HELP,
     MAX_PROBLEMS,
+    JsonFlag,
     app,
     console,
     errors,
     parse_languages,
+    print_json,
     user_errors,
 )
 from twinbench.jsonl import dumps_json, load_models
@@ -40,7 +42,7 @@ def schema(
 ) -> None:
     """Print the JSON Schema of a record (item, response, manifest, graded), a document
     (run, metrics, report, compare) or a RAG record (rag-passage, rag-case, rag-corpus,
-    rag-retrieval, rag-answer, rag-judgement)."""
+    rag-retrieval, rag-answer, rag-judgement, rag-own-answer: a row `rag score` reads)."""
     from pydantic import BaseModel
 
     from twinbench.documents import Comparison, Metrics, Report
@@ -55,8 +57,13 @@ def schema(
         "compare": Comparison,
     }
     from twinbench.rag.retrievers.run import RetrievalRecord
+    from twinbench.rag.scoring import OwnAnswer
 
-    known = SCHEMAS | documents | RAG_SCHEMAS | ANSWER_SCHEMAS | {"rag-retrieval": RetrievalRecord}
+    rag: dict[str, type[BaseModel]] = {
+        "rag-retrieval": RetrievalRecord,
+        "rag-own-answer": OwnAnswer,
+    }
+    known = SCHEMAS | documents | RAG_SCHEMAS | ANSWER_SCHEMAS | rag
     if record not in known:
         errors.print(f"error: unknown record {record!r}; choose one of {', '.join(known)}")
         raise typer.Exit(2)
@@ -70,11 +77,21 @@ def validate(
     responses: Annotated[
         Path | None, typer.Option("--responses", "-r", help="responses.jsonl to check as well")
     ] = None,
+    as_json: JsonFlag = False,
 ) -> None:
-    """Check an item file (and responses) beyond the schema: ids, twins, options, answers."""
+    """Check an item file (and responses) beyond the schema: ids, twins, options, answers.
+
+    Exit 0 when there is no problem, 2 when there is one (each printed as FILE:LINE: problem).
+    """
     from twinbench.validate import validate_files
 
     problems = validate_files(items, responses)
+    if as_json:
+        files = [str(items)] + ([str(responses)] if responses else [])
+        print_json({"files": files, "ok": not problems, "problems": problems})
+        if problems:
+            raise typer.Exit(2)
+        return
     if not problems:
         console.print(f"[green]ok[/green]: {items}" + (f" and {responses}" if responses else ""))
         return
@@ -96,7 +113,9 @@ def grade(
     ] = None,
     out: Annotated[
         Path | None,
-        typer.Option(help="Write metrics.json, metrics.md and graded.jsonl into this folder"),
+        typer.Option(
+            "--out", "-o", help="Write metrics.json, metrics.md and graded.jsonl into this folder"
+        ),
     ] = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the metrics JSON on stdout, nothing else")

@@ -1,7 +1,7 @@
 """`twinbench rag …`: evidence contracts, retrieval and its metrics, answers, labels, ablations.
 
 Each area registers its commands on `rag_app` from its own module (rag_cases, rag_metrics,
-rag_retrieval), imported at the end of this one.
+rag_retrieval, rag_ablate, rag_annotation, rag_score), imported at the end of this one.
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from twinbench.cli.common import app
 
 rag_app = typer.Typer(
     help="RAG evidence evaluation: validate cases, retrieve, score rankings, answer with "
-    "citations, label claims (rules, judges, people) and ablate.",
+    "citations, score your own assistant's answers, label claims (rules, judges, people) "
+    "and ablate.",
     no_args_is_help=True,
 )
 app.add_typer(rag_app, name="rag")
@@ -23,4 +24,5 @@ from twinbench.cli import (  # noqa: E402, F401
     rag_cases,
     rag_metrics,
     rag_retrieval,
+    rag_score,
 )

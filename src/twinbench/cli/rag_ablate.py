@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from twinbench.cli.common import console, errors, user_errors
+from twinbench.cli.common import console, errors, stage_bar, user_errors
 from twinbench.cli.rag import rag_app
 
 GENERATOR_HELP = (
@@ -117,20 +117,22 @@ def ablate_command(
     except ValueError:
         raise InputError(f"--scope {scope!r}: expected sentence or answer") from None
     options = _options(base_url, api_key_env, timeout)
-    document = run_ablation(
-        folder or COURSE_NOTES,
-        out,
-        variants=[v.strip() for v in variants.split(",") if v.strip()],
-        generator=make_generator(generator, options),
-        judge=make_generator(judge, options) if judge else None,
-        budget=Budget(passages, budget_words, max_tokens, temperature, citation),
-        sample=sample,
-        repeats=repeats,
-        seed=seed,
-        cache=cache,
-        human_labels=human_labels,
-        on_step=lambda line: errors.print(line, markup=False, highlight=False),
-    )
+    with stage_bar() as progress:
+        document = run_ablation(
+            folder or COURSE_NOTES,
+            out,
+            variants=[v.strip() for v in variants.split(",") if v.strip()],
+            generator=make_generator(generator, options),
+            judge=make_generator(judge, options) if judge else None,
+            budget=Budget(passages, budget_words, max_tokens, temperature, citation),
+            sample=sample,
+            repeats=repeats,
+            seed=seed,
+            cache=cache,
+            human_labels=human_labels,
+            on_step=lambda line: errors.print(line, markup=False, highlight=False),
+            progress=progress,
+        )
     console.print(agreement_line(document), markup=False, highlight=False)
     _print_table(*terminal_cells(document), title="twinbench rag ablate")
     _print_table(*terminal_pairs(document), title="paired per case (sign-flip test)")

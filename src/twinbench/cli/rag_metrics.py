@@ -151,7 +151,9 @@ def compare_command(
 @user_errors
 def fuse_command(
     runs: Annotated[list[Path], typer.Argument(help="Two or more run files to fuse")],
-    out: Annotated[Path, typer.Option(help="The fused run file (written atomically)")],
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="The fused run file (written atomically)")
+    ],
     offset: Annotated[int, typer.Option(min=0, help="RRF offset: 1 / (offset + rank)")] = (
         DEFAULT_OFFSET
     ),

@@ -40,7 +40,7 @@ def import_beir_command(
     folder: Annotated[
         Path, typer.Argument(help="BEIR folder: corpus.jsonl, queries.jsonl, qrels/")
     ],
-    out: Annotated[Path, typer.Option("--out", help=OUT_HELP)],
+    out: Annotated[Path, typer.Option("--out", "-o", help=OUT_HELP)],
     split: Annotated[str, typer.Option(help="qrels/SPLIT.tsv to import")] = "test",
     version: Annotated[str | None, typer.Option("--version", help=VERSION_HELP)] = None,
 ) -> None:
@@ -54,7 +54,7 @@ def import_beir_command(
 @user_errors
 def import_scifact_command(
     folder: Annotated[Path, typer.Argument(help="SciFact folder: corpus.jsonl and claims")],
-    out: Annotated[Path, typer.Option("--out", help=OUT_HELP)],
+    out: Annotated[Path, typer.Option("--out", "-o", help=OUT_HELP)],
     claims: Annotated[
         Path | None,
         typer.Option(help="Claims file (default: claims.jsonl, else claims_dev.jsonl)"),
@@ -81,7 +81,9 @@ def import_scifact_command(
 @user_errors
 def retrieve_command(
     folder: Annotated[Path, typer.Argument(help="Corpus folder with cases.jsonl")],
-    out: Annotated[Path, typer.Option("--out", help="TREC run to write (record: same stem .json)")],
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="TREC run to write (record: same stem .json)")
+    ],
     retriever: Annotated[str, typer.Option(help="bm25, dense, hybrid or hybrid+rerank")] = "bm25",
     k: Annotated[int, typer.Option("--k", help="Passages kept per query")] = 40,
     candidates: Annotated[

@@ -23,32 +23,61 @@ from twinbench.outputs import write_set
 @app.command()
 @user_errors
 def report(
-    folder: Annotated[Path, typer.Argument(help="Folder with benchmark/ and runs/*/")],
+    folders: Annotated[
+        list[Path],
+        typer.Argument(
+            help="Run folders (responses.jsonl) and/or report folders (runs/*/, e.g. what "
+            "`eval` writes)"
+        ),
+    ],
+    benchmark: Annotated[
+        Path | None,
+        typer.Option(
+            "--benchmark",
+            "-b",
+            help="Benchmark folder (default: a report folder's benchmark/, else the one "
+            "run.json names)",
+        ),
+    ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            "-o",
+            help="Folder for metrics.json, report.md, report.html (default: the folder given, "
+            "when it is one report folder; else twinbench-report)",
+        ),
+    ] = None,
     languages: Annotated[str | None, typer.Option(help=LANGUAGES_HELP)] = None,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap and the sign-flip tests")] = 7,
     as_json: Annotated[bool, typer.Option("--json", help="Print the metrics JSON only")] = False,
 ) -> None:
-    """Grade every run of a folder; write metrics.json, report.md and report.html."""
+    """Grade runs once each; write metrics.json, report.md and report.html (paired analysis).
+
+    `twinbench report OUT` reads what `eval` wrote; `twinbench report RUN_A RUN_B -b BENCH
+    -o DIR` reports on runs made with `build` and `run` wherever they are.
+    """
     from twinbench.reporter import (
-        benchmark_folder,
+        benchmark_for,
         build_report,
+        grade_folders,
         report_markdown,
-        report_runs,
         write_report,
     )
 
     declared = parse_languages(languages) if languages else None
-    built = build_report(report_runs(folder, declared), seed, benchmark_folder(folder))
-    write_report(folder, built)
+    single = len(folders) == 1 and not (folders[0] / "responses.jsonl").is_file()
+    target = out if out is not None else folders[0] if single else Path("twinbench-report")
+    bench = benchmark_for(folders, benchmark)
+    built = build_report(grade_folders(folders, bench, declared), seed, bench)
+    write_report(target, built)
     if as_json:
         sys.stdout.write(dumps_json(built.to_json()))
         return
     from rich.markdown import Markdown
 
     console.print(Markdown(report_markdown(built.to_json())))
-    console.print(
-        f"wrote {folder / 'metrics.json'}, {folder / 'report.md'} and {folder / 'report.html'}"
-    )
+    console.print(f"wrote {target / 'metrics.json'}, {target / 'report.md'} and report.html")
 
 
 @app.command()
@@ -56,11 +85,14 @@ def report(
 def compare(
     runs: Annotated[list[Path], typer.Argument(help="Two or more run folders (responses.jsonl)")],
     benchmark: Annotated[
-        Path | None, typer.Option(help="Benchmark folder (default: the one run.json names)")
+        Path | None,
+        typer.Option(
+            "--benchmark", "-b", help="Benchmark folder (default: the one run.json names)"
+        ),
     ] = None,
-    out: Annotated[Path, typer.Option(help="Folder for compare.json/.md/.html")] = Path(
-        "twinbench-compare"
-    ),
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Folder for compare.json/.md/.html")
+    ] = Path("twinbench-compare"),
     languages: Annotated[str | None, typer.Option(help=LANGUAGES_HELP)] = None,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap and the tests")] = 7,
     as_json: Annotated[bool, typer.Option("--json", help="Print the JSON only")] = False,
@@ -185,7 +217,9 @@ def audit_sample(
     ),
     n: Annotated[int, typer.Option("--n", min=1, help="Sample size")] = 60,
     seed: Annotated[int, typer.Option(help="Sampling seed")] = 0,
-    out: Annotated[Path, typer.Option(help="Sample file to write")] = Path("audit-sample.jsonl"),
+    out: Annotated[Path, typer.Option("--out", "-o", help="Sample file to write")] = Path(
+        "audit-sample.jsonl"
+    ),
 ) -> None:
     """Stratified sample (small strata over-drawn; each row records its stratum's share)."""
     from twinbench.audit.human import sample
@@ -210,7 +244,9 @@ def audit_sample(
 def audit_package(
     sample_file: Annotated[Path, typer.Argument(help="The file `audit sample` wrote")],
     annotators: Annotated[str, typer.Option(help="Comma-separated annotator names")] = "a,b,c",
-    out: Annotated[Path, typer.Option(help="Package folder")] = Path("audit-package"),
+    out: Annotated[Path, typer.Option("--out", "-o", help="Package folder")] = Path(
+        "audit-package"
+    ),
     seed: Annotated[int, typer.Option(help="Seed of blind ids and per-annotator orders")] = 0,
     rubric: Annotated[Path | None, typer.Option(help="Rubric JSON (default: built in)")] = None,
 ) -> None:

@@ -29,7 +29,7 @@ from twinbench.grader import FIRST_FAILURE, ExpectedTable, Outcome, expected_tab
 from twinbench.integrations import require, write_imported_run
 from twinbench.jsonl import InputError, record_dict
 from twinbench.normalize import normalize_option
-from twinbench.records import FAMILIES, Item, NoulQuestion, Response
+from twinbench.records import FAMILIES, Item, Response
 from twinbench.runner import items_digest, load_benchmark, request_for
 from twinbench.runrecord import RunRecord
 from twinbench.systems.base import Request, SystemCard, failure, response
@@ -37,8 +37,10 @@ from twinbench.systems.prompt import (
     MAX_ANSWER_OPTIONS,
     SYSTEM_PROMPT,
     Choice,
-    answer_choices,
+    choice_fields,
+    fits_letters,
     lettered,
+    too_many_letters,
     user_message,
 )
 from twinbench.systems.wire import OffContract
@@ -98,20 +100,15 @@ def read_letter(choices: list[Choice], reply: str) -> Choice:
 
 
 def chosen(request: Request, choice: Choice, system: str, **fields: Any) -> Response:
-    """The Response of picking `choice`: an abstention with its code, or its answer
-    (P(yes) 1.0 or 0.0 for a yes/no question)."""
-    if choice.reason is not None:
-        return response(request, system, abstain=True, reason=choice.reason, **fields)
-    answer = choice.answer
-    if isinstance(request.question, NoulQuestion):
-        answer = 1.0 if answer else 0.0
-    return response(request, system, abstain=False, answer=answer, **fields)
+    """The Response of picking `choice` (`prompt.choice_fields`)."""
+    return response(request, system, **choice_fields(request.question, choice), **fields)
 
 
 def decision(request: Request, reply: str, system: str, **fields: Any) -> Response:
     """A model's reply as a Response: `rejected` past the letters, `invalid` off contract."""
-    if len(answer_choices(request.question)) > MAX_ANSWER_OPTIONS:
-        return failure(request, system, "rejected", f"more than {MAX_ANSWER_OPTIONS} options")
+    if not fits_letters(request.question):
+        error = too_many_letters(request.question)
+        return failure(request, system, "rejected", error)
     try:
         choice = read_letter(lettered(request.question), reply)
     except OffContract as exc:
@@ -132,7 +129,7 @@ def make_sample(item: Item, table: ExpectedTable) -> Sample:
     request = request_for(item, 0, 0, item.id)
     choices = lettered(request.question)
     i = table.index[item.id]
-    too_many = len(answer_choices(request.question)) > MAX_ANSWER_OPTIONS
+    too_many = not fits_letters(request.question)
     right = [] if too_many else [c.letter for c in choices if _right(table, request, c)]
     return Sample(
         id=item.id,

@@ -15,7 +15,7 @@ from twinbench.grader import Outcome, expected_table, grade_rows
 from twinbench.jsonl import record_dict
 from twinbench.records import Item, Response
 from twinbench.runner import request_for
-from twinbench.systems.prompt import MAX_ANSWER_OPTIONS, answer_choices, lettered, user_message
+from twinbench.systems.prompt import fits_letters, lettered, user_message
 from twinbench.systems.smollm2 import decide
 
 #: the languages an lm-eval model is graded as declaring (the imported run's card says the same)
@@ -32,8 +32,9 @@ _CORRECT = (Outcome.CORRECT_ABSTAIN, Outcome.CORRECT_ANSWER)
 
 
 def fits(item: Item) -> bool:
-    """Whether the item's answer choices fit the letters A..W (X, Y, Z are the abstentions)."""
-    return len(answer_choices(item.question)) <= MAX_ANSWER_OPTIONS
+    """Whether the item's answer choices (and its explicit abstain option) fit the letters
+    A..W (X, Y, Z are the abstentions)."""
+    return fits_letters(item.question)
 
 
 def decision(item: Item, logliks: Sequence[float], system: str) -> Response:

@@ -26,8 +26,10 @@ from twinbench.outputs import write_set
 from twinbench.rag.answer_metrics import answer_metrics, outcome, useful
 from twinbench.rag.answering import VARIANTS, Budget, Variant, answer_cases, answer_lines
 from twinbench.rag.answers import Answer, Judgement
-from twinbench.rag.factcheck import RULES_LABELLER, label_by_rules
+from twinbench.rag.factcheck import RULES_LABELLER
+from twinbench.rag.generation import StageProgress
 from twinbench.rag.records import Case
+from twinbench.rag.scoring import label_answers
 from twinbench.stats.bootstrap import percentile_interval
 from twinbench.stats.signflip import sign_flip_test
 
@@ -243,6 +245,21 @@ def human_agreement(
     return {f.stem: agreement(read_labels(f, blind), ours) for f in files}
 
 
+def _stages(progress: StageProgress | None, prefix: str) -> StageProgress | None:
+    """`progress` with each stage named after its variant."""
+    if progress is None:
+        return None
+    report = progress
+    return lambda stage, done, total: report(f"{prefix}: {stage}", done, total)
+
+
+def _searched(stage: StageProgress, retriever: str, queries: int) -> Callable[[int, int], None]:
+    """A retrieval progress hook (reporting 0 done first, while the retriever indexes)."""
+    label = f"retrieving ({retriever})"
+    stage(label, 0, queries)
+    return lambda done, total: stage(label, done, total)
+
+
 def run_ablation(
     folder: Path,
     out: Path,
@@ -258,12 +275,14 @@ def run_ablation(
     cache: Path | None = None,
     human_labels: Path | None = None,
     on_step: Callable[[str], None] | None = None,
+    progress: StageProgress | None = None,
 ) -> dict[str, Any]:
     """Run every variant over the same cases and write answers, judgements and the tables.
 
     With `human_labels` (a `rag package` folder whose labels/ holds annotators' files), the
-    labeller's agreement with each annotator is measured and shown before any figure."""
-    from twinbench.rag.judge import judge_answers
+    labeller's agreement with each annotator is measured and shown before any figure.
+    `progress(stage, done, total)` follows each stage (retrieval, answering, verification,
+    labelling) of each variant, for a progress bar; `on_step` gets a line per stage."""
     from twinbench.rag.retrievers import RetrieverOptions
     from twinbench.rag.retrievers.run import retrieve_corpus
     from twinbench.rag.validate import check_cases
@@ -292,12 +311,16 @@ def run_ablation(
     answers: dict[str, list[Answer]] = {}
     reviews: dict[str, list[Judgement]] = {}
     seconds: dict[str, float] = {}
-    for name in variants:
+    for number, name in enumerate(variants, 1):
         began = time.perf_counter()
         variant: Variant = VARIANTS[name]
+        stage = _stages(progress, f"{name} ({number}/{len(variants)})")
         if variant.retriever not in rankings:
             say(f"retrieving with {variant.retriever}")
-            got = retrieve_corpus(check.corpus, queries, variant.retriever, k=k, options=options)
+            searched = None if stage is None else _searched(stage, variant.retriever, len(queries))
+            got = retrieve_corpus(
+                check.corpus, queries, variant.retriever, k=k, options=options, on_query=searched
+            )
             ranked = {q: [pid for pid, _ in hits] for q, hits in got.hits.items()}
             rankings[variant.retriever] = (ranked, got.record.latency_ms["per_query"])
         ranked, latency = rankings[variant.retriever]
@@ -307,14 +330,24 @@ def run_ablation(
                 f"answering with {name}"
                 + (f" (trial {trial + 1}/{repeats})" if repeats > 1 else "")
             )
+            trial_stage = stage if repeats == 1 else _stages(stage, f"trial {trial + 1}")
             produced += answer_cases(
-                chosen, ranked, latency, passages, variant, generator, budget, trial, seed
+                chosen,
+                ranked,
+                latency,
+                passages,
+                variant,
+                generator,
+                budget,
+                trial,
+                seed,
+                progress=trial_stage,
             )
-        if judge is None:
-            produced = [label_by_rules(a, cases[a.case_id], passages) for a in produced]
-        else:
+        if judge is not None:
             say(f"judging {name}")
-            produced, reviews[name] = judge_answers(produced, cases, passages, judge)
+        produced, judged = label_answers(produced, cases, passages, judge, stage)
+        if judged is not None:
+            reviews[name] = judged
         answers[name] = produced
         seconds[name] = round(time.perf_counter() - began, 3)
     document = summarise(answers, cases, seed=seed)

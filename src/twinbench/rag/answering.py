@@ -36,7 +36,7 @@ from twinbench.jsonl import InputError, dumps_line, iter_json_lines, record_dict
 from twinbench.rag.answers import Answer, AnswerStatus, CitationScope, Claim
 from twinbench.rag.claims import CLAIM_RULE, sentences, split_claims
 from twinbench.rag.factcheck import checks_record
-from twinbench.rag.generation import Generation, Generator, Prompt
+from twinbench.rag.generation import Generation, Generator, Prompt, StageProgress, tracker
 from twinbench.rag.records import Case, Passage
 
 ABSTAIN_MARKER: Final = "INSUFFICIENT EVIDENCE"
@@ -164,9 +164,9 @@ def read_generation(
     generation: Generation,
     shown: Sequence[str],
     scope: CitationScope,
-    generator: str,
+    generator: str | None,
 ) -> Answer:
-    """An Answer (claims unlabelled) from one generation."""
+    """An Answer (claims unlabelled) from one generation (`generator`: what produced it)."""
     common: dict[str, Any] = {
         "case_id": case.case_id,
         "variant": variant,
@@ -221,6 +221,7 @@ def verify(
     answers: list[Answer],
     contexts: list[Context],
     generator: Generator,
+    progress: StageProgress | None = None,
 ) -> tuple[list[Answer], list[float], list[int]]:
     """The verifier pass over `answers`: (revised answers, each one's ms, each one's calls)."""
     asks: list[tuple[int, int]] = [
@@ -233,14 +234,16 @@ def verify(
     calls = [0] * len(answers)
     spent = [0.0] * len(answers)
     pending = asks
-    for _attempt in range(2):
+    for attempt in range(2):
         if not pending:
             break
         prompts = [
             verifier_prompt(answers[a].claims[c], contexts[a].passages, answers[a].passages)
             for a, c in pending
         ]
-        for (a, c), reply in zip(pending, generator.generate(prompts), strict=True):
+        stage = "verifying claims" if attempt == 0 else "verifying claims (asked again)"
+        got = generator.generate(prompts, tracker(stage, len(prompts), progress))
+        for (a, c), reply in zip(pending, got, strict=True):
             replies[(a, c)] = reply
             calls[a] += 1
             spent[a] += reply.elapsed_ms
@@ -305,8 +308,11 @@ def answer_cases(
     budget: Budget,
     trial: int = 0,
     seed: int = 0,
+    progress: StageProgress | None = None,
 ) -> list[Answer]:
-    """Run the path for every case of one variant (one trial): unlabelled Answers."""
+    """Run the path for every case of one variant (one trial): unlabelled Answers.
+
+    `progress(stage, done, total)` follows the generation and verifier calls."""
     began = time.perf_counter()
     contexts = [assemble(rankings.get(c.case_id, []), passages, budget) for c in cases]
     assembly_ms = (time.perf_counter() - began) * 1000 / max(1, len(cases))
@@ -314,7 +320,7 @@ def answer_cases(
         answer_prompt(c, ctx, variant.instruction, budget, seed * 100003 + trial * 1009 + i)
         for i, (c, ctx) in enumerate(zip(cases, contexts, strict=True))
     ]
-    generations = generator.generate(prompts)
+    generations = generator.generate(prompts, tracker("answering", len(prompts), progress))
     answers = [
         read_generation(
             c,
@@ -330,7 +336,7 @@ def answer_cases(
     verify_ms = [0.0] * len(cases)
     verify_calls = [0] * len(cases)
     if variant.verifier:
-        answers, verify_ms, verify_calls = verify(answers, contexts, generator)
+        answers, verify_ms, verify_calls = verify(answers, contexts, generator, progress)
     out = []
     for i, (case, answer) in enumerate(zip(cases, answers, strict=True)):
         stages = {

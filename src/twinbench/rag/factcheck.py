@@ -120,7 +120,9 @@ def exact_checks(answer: Answer, case: Case) -> Checks:
 
 
 def failure_labels(answer: Answer, case: Case) -> list[FailureLabel]:
-    """The case's failure labels for one labelled answer (empty for a failed path)."""
+    """The case's failure labels for one answer (empty for a failed path). An answer whose
+    claims are unlabelled (a judge failed) gets only what needs no label: missing evidence,
+    and a wrong citation when a citation was not found."""
     if answer.status != AnswerStatus.OK:
         return []
     reached = any(pid in answer.passages for pid in evidence_ids(case))
@@ -133,6 +135,8 @@ def failure_labels(answer: Answer, case: Case) -> list[FailureLabel]:
         elif reached:
             labels.append(FailureLabel.FALSE_ABSTENTION)
         return labels
+    if not answer.labelled:
+        return labels + ([FailureLabel.WRONG_CITATION] if answer.citation_not_found else [])
     if any(c.support_label != SupportLabel.SUPPORTED for c in answer.claims):
         labels.append(FailureLabel.UNSUPPORTED_CLAIM)
     wrong = bool(answer.citation_not_found) or any(

@@ -9,13 +9,16 @@ spellings "yes", " yes", "Yes", " Yes") has the largest log-sum-exp logit.
 HTTP client as the decision adapter (deadline, retries, read cap, secret redaction); a reply
 without a string message content is `invalid`, a deadline is `timeout`, a refusal `error`.
 
-Every Generation says its status, text, elapsed time and calls; nothing raises.
+Every Generation says its status, text, elapsed time and calls; nothing raises. A progress
+hook (`generate(prompts, on_done)`) hears how many prompts finished: after each batch for
+`smollm2` (the batches are the same with or without it), after each round of 4 × concurrency
+calls for a server.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -24,6 +27,28 @@ from twinbench.systems.base import SystemOptions
 
 MAX_TOKENS = 64
 SMOLLM2_BATCH = 16
+#: a server generator with a progress hook sends this many times its concurrency per round
+ROUND_PER_CONCURRENCY = 4
+
+#: called with how many prompts of the current `generate` call have just finished
+Done = Callable[[int], None]
+#: (stage, done, total): how far a long step is, for a progress bar
+StageProgress = Callable[[str, int, int], None]
+
+
+def tracker(stage: str, total: int, progress: StageProgress | None) -> Done | None:
+    """A `Done` hook that reports `stage` as `done` of `total` to `progress` (None: none)."""
+    if progress is None:
+        return None
+    report = progress
+    done = [0]
+    report(stage, 0, total)
+
+    def step(n: int) -> None:
+        done[0] += n
+        report(stage, done[0], total)
+
+    return step
 
 
 @dataclass(frozen=True)
@@ -59,8 +84,9 @@ class Generator(Protocol):
     name: str
     version: str
 
-    def generate(self, prompts: Sequence[Prompt]) -> list[Generation]:
-        """One Generation per prompt, in order; failures are statuses."""
+    def generate(self, prompts: Sequence[Prompt], on_done: Done | None = None) -> list[Generation]:
+        """One Generation per prompt, in order; failures are statuses. `on_done(n)` is
+        called as prompts finish (n of them at a time), for a progress bar."""
         ...
 
 
@@ -80,7 +106,7 @@ class SmolLM2Generator:
             for p in prompts
         ]
 
-    def _choose(self, prompts: Sequence[Prompt]) -> list[Generation]:
+    def _choose(self, prompts: Sequence[Prompt], on_done: Done | None) -> list[Generation]:
         """One forward pass per batch: the likeliest of each prompt's choices."""
         import torch
 
@@ -112,22 +138,25 @@ class SmolLM2Generator:
                 best = max(range(len(words)), key=lambda j: scores[j])
                 tokens = {"input": int(enc["attention_mask"][row].sum()), "output": 1}
                 out.append(Generation("ok", words[best], None, share, tokens=tokens))
+            if on_done is not None:
+                on_done(len(batch))
         return out
 
     def _word_ids(self, tokenizer: Any, word: str) -> list[int]:
         forms = (word, f" {word}", word.capitalize(), f" {word.capitalize()}")
         return sorted({int(tokenizer.encode(f, add_special_tokens=False)[0]) for f in forms})
 
-    def generate(self, prompts: Sequence[Prompt]) -> list[Generation]:
+    def generate(self, prompts: Sequence[Prompt], on_done: Done | None = None) -> list[Generation]:
         chosen = [i for i, p in enumerate(prompts) if p.choices]
         if chosen:
             free = [i for i, p in enumerate(prompts) if not p.choices]
-            out = dict(zip(chosen, self._choose([prompts[i] for i in chosen]), strict=True))
-            out.update(zip(free, self._generate([prompts[i] for i in free]), strict=True))
+            picked = self._choose([prompts[i] for i in chosen], on_done)
+            out = dict(zip(chosen, picked, strict=True))
+            out.update(zip(free, self._generate([prompts[i] for i in free], on_done), strict=True))
             return [out[i] for i in range(len(prompts))]
-        return self._generate(prompts)
+        return self._generate(prompts, on_done)
 
-    def _generate(self, prompts: Sequence[Prompt]) -> list[Generation]:
+    def _generate(self, prompts: Sequence[Prompt], on_done: Done | None) -> list[Generation]:
         if not prompts:
             return []
         import torch
@@ -196,6 +225,8 @@ class SmolLM2Generator:
                 else:
                     cut = not stopped and len(new) >= head.max_tokens
                     out[i] = Generation("ok", text, None, share, tokens=tokens, truncated=cut)
+            if on_done is not None:
+                on_done(len(batch))
         return [out[i] for i in range(len(prompts))]
 
 
@@ -222,8 +253,21 @@ class OpenAIGenerator:
             "seed": prompt.seed,
         }
 
-    def generate(self, prompts: Sequence[Prompt]) -> list[Generation]:
-        replies = self.http.exchange_all([(self.PATH, self._body(p)) for p in prompts])
+    def _exchange(self, prompts: Sequence[Prompt], on_done: Done | None) -> list[Any]:
+        """The server's replies; with a hook, sent in rounds (a few times the concurrency) so
+        progress can be reported between them."""
+        calls = [(self.PATH, self._body(p)) for p in prompts]
+        if on_done is None:
+            return self.http.exchange_all(calls)
+        size = self.options.concurrency * ROUND_PER_CONCURRENCY
+        replies = []
+        for start in range(0, len(calls), size):
+            replies += self.http.exchange_all(calls[start : start + size])
+            on_done(len(calls[start : start + size]))
+        return replies
+
+    def generate(self, prompts: Sequence[Prompt], on_done: Done | None = None) -> list[Generation]:
+        replies = self._exchange(prompts, on_done)
         out = []
         for reply in replies:
             ms = round(reply.elapsed_ms, 3)

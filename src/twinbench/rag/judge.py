@@ -41,7 +41,7 @@ from twinbench.rag.answers import (
     SupportLabel,
     revised,
 )
-from twinbench.rag.generation import Generation, Generator, Prompt
+from twinbench.rag.generation import Generation, Generator, Prompt, StageProgress, tracker
 from twinbench.rag.records import Case, Passage
 from twinbench.rag.validate import collapse
 from twinbench.systems.wire import loads
@@ -238,9 +238,11 @@ def judge_answers(
     cases: Mapping[str, Case],
     passages: Mapping[str, Passage],
     generator: Generator,
+    progress: StageProgress | None = None,
 ) -> tuple[list[Answer], list[Judgement]]:
     """Judge every answer that makes claims: (answers, labelled where the judge's reply was
-    valid, unlabelled otherwise; one Judgement per judged answer)."""
+    valid, unlabelled otherwise; one Judgement per judged answer). `progress(stage, done,
+    total)` follows the judge's calls."""
     judge = f"{generator.name}@{generator.version}"
     todo = [
         i
@@ -249,7 +251,7 @@ def judge_answers(
     ]
     unlabelled = {i: unlabel(answers[i]) for i in todo}
     prompts = [judge_prompt(unlabelled[i], cases[answers[i].case_id], passages) for i in todo]
-    replies = generator.generate(prompts)
+    replies = generator.generate(prompts, tracker("judging", len(prompts), progress))
     out = list(answers)
     reviews = []
     for i, prompt, got in zip(todo, prompts, replies, strict=True):

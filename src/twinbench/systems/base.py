@@ -6,12 +6,16 @@ import json
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
 from twinbench.records import Question, Response
+
+#: how the `openai` adapter asks for a decision (systems/openai_compat.py)
+AnswerFormat = Literal["letters", "json"]
+ANSWER_FORMATS: tuple[AnswerFormat, ...] = ("letters", "json")
 
 
 class SystemCard(BaseModel):
@@ -51,6 +55,8 @@ class SystemOptions(BaseModel):
     form_codes: dict[str, str] = Field(default_factory=dict)
     #: ask an OpenAI-compatible server for the answer tokens' log-probabilities
     logprobs: bool = False
+    #: the `openai` answer format; None: letters with `logprobs`, json without
+    answer_format: AnswerFormat | None = None
 
 
 @dataclass(frozen=True)

@@ -1,244 +1,135 @@
 """`openai`: any OpenAI-compatible chat endpoint (vLLM, SGLang, llama.cpp server, Ollama, ...).
 
-The model is asked for one JSON object `{abstain, reason, answer}` constrained by a JSON Schema
-(`response_format` of type `json_schema`; servers that only know the llama.cpp form get
-`{"type": "json_object", "schema": ...}` after the first refusal that names response_format).
-Unparseable output, or output outside the schema, is `invalid`: exactly the keys abstain
-(a boolean), reason and answer; an abstention has a known reason code and a null answer; an
-answer has a null reason and is one of the listed answers, exactly as listed.
+The model is asked for one JSON object constrained by a JSON Schema (`response_format` of type
+`json_schema`; servers that only know the llama.cpp form get `{"type": "json_object",
+"schema": ...}` after the first refusal that names response_format), in one of two answer
+formats (`--answer-format`, `SystemOptions.answer_format`):
+
+* ``letters`` (`decision_letters`): the lettered prompt `smollm2` sees, replied as
+  `{"letter": "B"}`; the default with `--logprobs`, since no two letters share a first token;
+* ``json`` (`decision_json`): `{abstain, reason, answer}` with the answers written out; the
+  default without `--logprobs`.
+
+Both show the item's explicit abstain option where it has one, and record choosing it as an
+abstention with `prompt.EXPLICIT_ABSTAIN_REASON`. With `--logprobs` the confidence is the
+probability of the whole decision read from the reply's token log-probabilities
+(`token_probabilities`); where they do not determine it, there is none and the response's
+`error` says why.
 """
 
 from __future__ import annotations
 
-import math
-import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
+from dataclasses import dataclass
 from typing import Any
 
-from twinbench.records import NoulQuestion, ReasonCode, Response
-from twinbench.systems.base import Request, SystemCard, SystemOptions, failure, response
+from twinbench.records import ReasonCode, Response
+from twinbench.systems.base import (
+    AnswerFormat,
+    Request,
+    SystemCard,
+    SystemOptions,
+    failure,
+    response,
+)
+from twinbench.systems.decision_json import (
+    decision_confidence,
+    decision_schema,
+    messages,
+    read_decision,
+)
+from twinbench.systems.decision_letters import (
+    letter_confidence,
+    letter_messages,
+    letter_schema,
+    read_letter,
+)
 from twinbench.systems.http import HttpClient
-from twinbench.systems.prompt import ABSTAIN_TEXT, answer_choices
-from twinbench.systems.wire import OffContract, flag, loads, mapping
+from twinbench.systems.prompt import (
+    MAX_ANSWER_OPTIONS,
+    choice_fields,
+    fits_letters,
+    too_many_letters,
+)
+from twinbench.systems.token_probabilities import NoConfidence
+from twinbench.systems.wire import OffContract, loads, mapping
 
 PATH = "/chat/completions"
 TOP_LOGPROBS = 10
-REASON_CODES = {code.value for code in ReasonCode}
-
-INSTRUCTIONS = (
-    "You make typed decisions about a text. Reply with one JSON object: "
-    '{"abstain": false, "reason": null, "answer": <one of the answers>} when the text supports '
-    'one answer, or {"abstain": true, "reason": <code>, "answer": null} when it does not. '
-    "Reason codes: " + "; ".join(f"{code.value} = {text}" for code, text in ABSTAIN_TEXT.items())
-)
+Confidence = tuple[float, dict[str, float]]
 
 
-def answer_labels(request: Request) -> list[str]:
-    """The strings the model may answer with: options, legend labels, or yes/no."""
-    return [c.text for c in answer_choices(request.question)]
+@dataclass(frozen=True)
+class Reading:
+    """A reply read by its format: the Response's decision fields, and how to get its
+    confidence from the tokens (raising NoConfidence with the reason where it cannot)."""
+
+    decision: dict[str, Any]
+    confidence: Callable[[Any], Confidence]
 
 
-def decision_schema(request: Request, object_root: bool = True) -> dict[str, Any]:
-    """The JSON Schema of a decision: an answer, or an abstention with a reason code.
-
-    OpenAI's strict structured outputs need an object at the root, so that form allows null
-    in each field; what it cannot forbid (a null answer without an abstention, an abstention
-    with an answer) parses as `invalid`. The grammar-constrained llama.cpp form can say
-    exactly "answer xor abstain" with anyOf.
-    """
-    if object_root:
-        return {
-            "type": "object",
-            "properties": {
-                "abstain": {"type": "boolean"},
-                "reason": {"enum": [*(c.value for c in ReasonCode), None]},
-                "answer": {"enum": [*answer_labels(request), None]},
-            },
-            "required": ["abstain", "reason", "answer"],
-            "additionalProperties": False,
-        }
-
-    def shape(abstain: bool, reason: Any, answer: Any) -> dict[str, Any]:
-        return {
-            "type": "object",
-            "properties": {"abstain": {"const": abstain}, "reason": reason, "answer": answer},
-            "required": ["abstain", "reason", "answer"],
-            "additionalProperties": False,
-        }
-
-    return {
-        "anyOf": [
-            shape(False, {"type": "null"}, {"enum": answer_labels(request)}),
-            shape(True, {"enum": [c.value for c in ReasonCode]}, {"type": "null"}),
-        ]
-    }
-
-
-def messages(request: Request) -> list[dict[str, str]]:
-    """System and user messages for one request."""
-    answers = "\n".join(f"- {label}" for label in answer_labels(request))
-    user = (
-        f"Text: {request.state}\n\nQuestion: {request.question.instructions}\n\n"
-        f"Answers:\n{answers}\n\nReply with the JSON object only."
-    )
-    return [{"role": "system", "content": INSTRUCTIONS}, {"role": "user", "content": user}]
-
-
-DECISION_KEYS = {"abstain", "reason", "answer"}
-
-
-def _same(option: Any, answer: Any) -> bool:
-    """Whether a choice's typed answer is the parsed one (a yes/no label's P(yes) is 1 or 0)."""
-    if isinstance(option, bool):
-        return bool(answer == (1.0 if option else 0.0))
-    return bool(option == answer)
-
-
-def read_decision(request: Request, data: Any) -> tuple[ReasonCode | None, Any]:
-    """(reason, None) for an abstention, (None, typed answer) for an answer; raises
-    OffContract for anything the object-root schema does not allow."""
-    data = mapping(data, "output")
-    if set(data) != DECISION_KEYS:
-        raise OffContract(f"output keys are {sorted(data)}, not {sorted(DECISION_KEYS)}")
-    abstain, reason, answer = flag(data["abstain"], "abstain"), data["reason"], data["answer"]
-    if abstain:
-        if answer is not None:
-            raise OffContract("an abstention carries no answer")
-        if not isinstance(reason, str) or reason not in REASON_CODES:
-            raise OffContract(f"abstention with reason {reason!r}, not a known reason code")
-        return ReasonCode(reason), None
-    if reason is not None:
-        raise OffContract("an answer carries no reason")
-    labels = {choice.text: choice for choice in answer_choices(request.question)}
-    choice = labels.get(answer) if isinstance(answer, str) else None
+def read_json_reply(request: Request, data: Any, content: str) -> Reading:
+    """The `json` format's reading of a parsed reply (OffContract outside the schema)."""
+    _, reason, choice = read_decision(request, data)
     if choice is None:
-        raise OffContract(f"answer {answer!r} is not one of the allowed answers")
-    if isinstance(request.question, NoulQuestion):
-        return None, 1.0 if choice.answer else 0.0  # P(yes) of a yes/no label
-    return None, choice.answer
+        decision: dict[str, Any] = {"abstain": True, "reason": ReasonCode(str(reason))}
+    else:
+        decision = choice_fields(request.question, choice)
+    return Reading(decision, lambda t: decision_confidence(request, content, t, reason, choice))
 
 
-def _spans(tokens: list[Any]) -> list[tuple[int, int, list[tuple[str, float]]]] | None:
-    """(start, end, top candidates) per generated token; None when they are not text."""
-    out, at = [], 0
-    for entry in tokens:
-        if not isinstance(entry, dict) or not isinstance(entry.get("token"), str):
-            return None
-        top = [
-            (c["token"], float(c["logprob"]))
-            for c in entry.get("top_logprobs") or []
-            if isinstance(c, dict)
-            and isinstance(c.get("token"), str)
-            and isinstance(c.get("logprob"), int | float)
-            and math.isfinite(c["logprob"])
-        ]
-        out.append((at, at + len(entry["token"]), top))
-        at += len(entry["token"])
-    return out
+def read_letter_reply(request: Request, data: Any, content: str) -> Reading:
+    """The `letters` format's reading of a parsed reply (OffContract outside the schema)."""
+    choice = read_letter(request, data)
+    decision = choice_fields(request.question, choice)
+    return Reading(decision, lambda t: letter_confidence(request, content, t, choice))
 
 
-def _value_mass(
-    content: str,
-    spans: list[tuple[int, int, list[tuple[str, float]]]],
-    key: str,
-    values: list[str],
-    quoted: bool,
-) -> dict[str, float] | None:
-    """Probability mass per value at the token where `key`'s value begins (each candidate
-    token counted for the one value it can start; candidates that fit several are left out)."""
-    found = re.search(rf'"{key}"\s*:\s*' + ('"' if quoted else ""), content)
-    if found is None:
-        return None
-    start = found.end()
-    at = next((s for s in spans if s[0] <= start < s[1] or (s[0] == start)), None)
-    if at is None or not at[2]:
-        return None
-    before = content[at[0] : start]
-    mass = dict.fromkeys(values, 0.0)
-    for token, logprob in at[2]:
-        if not token.startswith(before):
-            continue
-        rest = token[len(before) :]
-        if quoted:
-            rest = rest.split('"')[0] if '"' in rest else rest
-        if not rest:
-            continue
-        fits = [v for v in values if v.startswith(rest) or (quoted and rest == v)]
-        if len(fits) == 1:
-            mass[fits[0]] += math.exp(logprob)
-    return mass if sum(mass.values()) > 0 else None
+@dataclass(frozen=True)
+class Format:
+    """One answer format: its schema, messages and reader."""
+
+    schema: Callable[[Request, bool], dict[str, Any]]
+    messages: Callable[[Request], list[dict[str, str]]]
+    read: Callable[[Request, Any, str], Reading]
 
 
-def logprob_confidence(
-    request: Request, content: str, tokens: Any, abstained: bool, chosen: str | None
-) -> tuple[float, dict[str, float]] | None:
-    """(confidence, probabilities) from the answer's token log-probabilities, or None.
-
-    P(abstain) is read where the `abstain` value starts (true vs false); the split among
-    answers where the `answer` string starts (or among reason codes where `reason` starts,
-    for an abstention). Each is renormalised over the values its top candidates can begin;
-    the probability of an answer is (1 − P(abstain)) × its share. Only the top candidates the
-    server returned count, so this is a lower-resolution view than the embedded model's."""
-    spans = _spans(tokens) if isinstance(tokens, list) else None
-    if spans is None or "".join(content[a:b] for a, b, _ in spans) != content:
-        return None
-    flag = _value_mass(content, spans, "abstain", ["true", "false"], quoted=False)
-    if flag is None:
-        return None
-    p_abstain = flag["true"] / (flag["true"] + flag["false"])
-    probabilities: dict[str, float] = {}
-    if abstained:
-        codes = [c.value for c in ReasonCode]
-        split = _value_mass(content, spans, "reason", codes, quoted=True)
-        if split is None:
-            return None
-        total = sum(split.values())
-        for code in codes:
-            probabilities[f"abstain:{code}"] = round(p_abstain * split[code] / total, 6)
-        return round(p_abstain, 6), probabilities
-    labels = answer_labels(request)
-    split = _value_mass(content, spans, "answer", labels, quoted=True)
-    if split is None or chosen not in split:
-        return None
-    total = sum(split.values())
-    for label in labels:
-        probabilities[label] = round((1 - p_abstain) * split[label] / total, 6)
-    return probabilities[chosen], probabilities
+FORMATS: dict[str, Format] = {
+    "json": Format(decision_schema, messages, read_json_reply),
+    "letters": Format(letter_schema, letter_messages, read_letter_reply),
+}
 
 
-def parse_decision(
+def parse_reply(
     request: Request,
+    form: str,
     content: str,
     system: str,
     latency_ms: float,
     usage: Any = None,
     tokens: Any = None,
+    logprobs: bool = False,
 ) -> Response:
-    """Turn the model's JSON text into a Response (`invalid` when outside the schema);
-    with the reply's token log-probabilities, its confidence and probabilities too."""
+    """Turn the model's JSON text into a Response (`invalid` when outside the schema); with
+    `logprobs`, its confidence and probabilities from `tokens`, or an `error` saying why
+    there are none."""
     try:
         data = loads(content)
     except (TypeError, ValueError):
         return failure(request, system, "invalid", "output is not JSON", raw=content)
     try:
-        reason, answer = read_decision(request, data)
+        reading = FORMATS[form].read(request, data, content)
     except OffContract as exc:
         return failure(request, system, "invalid", f"output outside the schema: {exc}", raw=content)
     common: dict[str, Any] = {"raw": content, "latency_ms": latency_ms, "usage": usage}
-    if tokens is not None:
-        chosen = None
-        if reason is None:
-            chosen = next(
-                (c.text for c in answer_choices(request.question) if _same(c.answer, answer)),
-                None,
-            )
-        read = logprob_confidence(request, content, tokens, reason is not None, chosen)
-        if read is not None:
-            common["confidence"], common["probabilities"] = read
-    if reason is not None:
-        return response(request, system, abstain=True, reason=reason, **common)
-    return response(request, system, abstain=False, answer=answer, **common)
+    if logprobs:
+        try:
+            common["confidence"], common["probabilities"] = reading.confidence(tokens)
+            common["confidence"] = round(common["confidence"], 6)
+        except NoConfidence as exc:
+            common["error"] = f"no confidence: {exc}"
+    return response(request, system, **reading.decision, **common)
 
 
 class OpenAICompatibleSystem:
@@ -248,25 +139,36 @@ class OpenAICompatibleSystem:
         self.options = options
         self.http = HttpClient(options, "openai")
         self.model = options.model or "default"
+        self.form: AnswerFormat = options.answer_format or (
+            "letters" if options.logprobs else "json"
+        )
         self.llama_cpp_format = False
+        shown = {
+            "letters": "the lettered prompt (answers, the item's abstain option, X/Y/Z), "
+            'replied as {"letter"}',
+            "json": "{abstain, reason, answer} with the answers (and the item's abstain option) "
+            "written out",
+        }[self.form]
         self.card = SystemCard(
             name=f"openai:{self.model}",
-            version=self.model,
+            version=f"{self.model}; answer format {self.form}",
             languages=("en",),
-            max_options=255,
+            max_options=MAX_ANSWER_OPTIONS if self.form == "letters" else 255,
             confidences=options.logprobs,
             abstains=True,
-            notes=f"OpenAI-compatible chat at {self.http.endpoint.shown(PATH)}; "
+            notes=f"OpenAI-compatible chat at {self.http.endpoint.shown(PATH)}; {shown}; "
             + (
-                f"confidences from the answer tokens' top {TOP_LOGPROBS} log-probabilities"
-                " (none where the server returns no logprobs)"
+                "confidence = the probability of the decision from the reply's top "
+                f"{TOP_LOGPROBS} token log-probabilities (none, with the reason in `error`, "
+                "where they do not determine it)"
                 if options.logprobs
                 else "no confidences (add --logprobs where the server returns them)"
             ),
         )
 
     def _body(self, request: Request) -> dict[str, Any]:
-        schema = decision_schema(request, object_root=not self.llama_cpp_format)
+        form = FORMATS[self.form]
+        schema = form.schema(request, not self.llama_cpp_format)
         fmt: dict[str, Any] = (
             {"type": "json_object", "schema": schema}
             if self.llama_cpp_format
@@ -277,7 +179,7 @@ class OpenAICompatibleSystem:
         )
         return {
             "model": self.model,
-            "messages": messages(request),
+            "messages": form.messages(request),
             "temperature": 0.0,
             "max_tokens": 96,
             "response_format": fmt,
@@ -296,9 +198,31 @@ class OpenAICompatibleSystem:
         if self.options.logprobs:
             logprobs = mapping(data["choices"][0], "choice").get("logprobs")
             tokens = logprobs.get("content") if isinstance(logprobs, dict) else None
-        return parse_decision(request, content, self.card.name, round(latency_ms, 3), usage, tokens)
+        latency = round(latency_ms, 3)
+        return parse_reply(
+            request,
+            self.form,
+            content,
+            self.card.name,
+            latency,
+            usage,
+            tokens,
+            self.options.logprobs,
+        )
+
+    def _unfit(self, request: Request) -> Response | None:
+        """A `rejected` response for a request the letters cannot show, else None."""
+        if self.form == "letters" and not fits_letters(request.question):
+            error = too_many_letters(request.question)
+            return failure(request, self.card.name, "rejected", error)
+        return None
 
     def respond(self, requests: Sequence[Request]) -> list[Response]:
+        unfit = {i: res for i, r in enumerate(requests) if (res := self._unfit(r)) is not None}
+        if unfit:
+            sent = [r for i, r in enumerate(requests) if i not in unfit]
+            answered = iter(self.respond(sent))
+            return [unfit[i] if i in unfit else next(answered) for i in range(len(requests))]
         out = self.http.post_all(requests, lambda r: PATH, self._body, self._parse, self.card.name)
         # servers that only know {"type": "json_object", "schema": ...} name response_format
         # in their refusal (llama.cpp's Python server answers 500, others 400): switch once
@@ -320,11 +244,15 @@ class OpenAICompatibleSystem:
         return [self._submit_one(r) for r in requests]
 
     def _submit_one(self, request: Request) -> Future[Response]:
+        out: Future[Response] = Future()
+        unfit = self._unfit(request)
+        if unfit is not None:
+            out.set_result(unfit)
+            return out
         used_llama = self.llama_cpp_format
         (first,) = self.http.submit_all(
             [request], lambda r: PATH, self._body, self._parse, self.card.name
         )
-        out: Future[Response] = Future()
 
         def done(f: Future[Response]) -> None:
             try:

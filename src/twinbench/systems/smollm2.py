@@ -32,8 +32,9 @@ from twinbench.systems.prompt import (
     MAX_ANSWER_OPTIONS,
     SYSTEM_PROMPT,
     Choice,
-    answer_choices,
+    fits_letters,
     lettered,
+    too_many_letters,
     user_message,
 )
 
@@ -77,10 +78,7 @@ def decide(
     probs = [w / total for w in weights]
     best = max(range(len(choices)), key=lambda i: probs[i])
     chosen = choices[best]
-    named = {
-        (f"abstain:{c.reason.value}" if c.reason else c.text): round(p, 6)
-        for c, p in zip(choices, probs, strict=True)
-    }
+    named = {c.key: round(p, 6) for c, p in zip(choices, probs, strict=True)}
     common: dict[str, Any] = {
         "confidence": round(probs[best], 6),
         "probabilities": named,
@@ -237,10 +235,9 @@ class SmolLM2System:
         out: dict[int, Response] = {}
         prepared: list[tuple[int, list[Choice], list[int]]] = []
         for i, req in enumerate(requests):
-            if len(answer_choices(req.question)) > MAX_ANSWER_OPTIONS:
-                out[i] = failure(
-                    req, self.card.name, "rejected", f"more than {MAX_ANSWER_OPTIONS} options"
-                )
+            if not fits_letters(req.question):
+                error = too_many_letters(req.question)
+                out[i] = failure(req, self.card.name, "rejected", error)
                 continue
             choices = lettered(req.question)
             prepared.append((i, choices, self._suffix(tokenizer, req, choices)))

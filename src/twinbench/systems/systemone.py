@@ -1,7 +1,8 @@
 """The `/v1/systemone` wire protocol: Laya (`laya`) and the Jev contract (`jev`).
 
 Request: `{"state", "questions": {"q": {type, instructions, criteria}}}` (choice criteria = the
-options, score criteria = the legend labels in order, noul none). Laya answers `choice`,
+options, then the item's explicit abstain option where it has one; score criteria = the legend
+labels in order, noul none). Laya answers `choice`,
 `probabilities`, `answer_confidence` and, with `min_confidence`, `low_confidence`; requests
 sharing a question go to `POST /v1/systemone/batch` (up to 64 states). Jev answers
 `choice_index` and `confidence` and rejects more than 255 options with HTTP 400.
@@ -12,8 +13,11 @@ every choice and score answer when `min_confidence` was sent), score probabiliti
 level; anything else is `invalid`, for its own request only (a bad result in a batch spoils
 nothing else).
 
-Neither has reason codes. Laya's `low_confidence` flag is recorded as an abstention with
-`underspecified_state` (the card says so); Jev never abstains, so evaluate it through a gate.
+Neither has reason codes. Choosing the explicit abstain option (Laya's `choice`, Jev's
+`choice_index` of the last criterion) is an abstention with `contradictory_options`, the rule
+of `prompt.lettered`; its probability is keyed `abstain:option`. Laya's `low_confidence` flag
+on an answer is recorded as an abstention with `underspecified_state` (the card says so); Jev
+abstains only through that option, so evaluate it through a gate.
 Both products are closed or not installable here: the tests run them against local servers
 that speak these documented wire formats.
 """
@@ -30,29 +34,36 @@ from twinbench.jsonl import InputError
 from twinbench.records import ChoiceQuestion, NoulQuestion, ReasonCode, Response
 from twinbench.systems.base import Request, SystemCard, SystemOptions, failure, response
 from twinbench.systems.http import HttpClient, per_request
-from twinbench.systems.prompt import answer_choices
+from twinbench.systems.prompt import (
+    EXPLICIT_ABSTAIN_REASON,
+    answer_choices,
+    choice_fields,
+    criteria_choices,
+)
 from twinbench.systems.wire import OffContract, flag, index, mapping, real
 
 BATCH_LIMIT = 64
 
 
 def wire_question(request: Request) -> dict[str, Any]:
-    """The question in the systemone wire shape."""
+    """The question in the systemone wire shape (a choice's explicit abstain option is its
+    last criterion)."""
     question = request.question
     wire: dict[str, Any] = {"type": question.type, "instructions": question.instructions}
     if not isinstance(question, NoulQuestion):
-        wire["criteria"] = [c.text for c in answer_choices(question)]
+        wire["criteria"] = [c.text for c in criteria_choices(question)]
     return wire
 
 
 def read_answer(
     request: Request, answer: Any, jev: bool
-) -> tuple[Any, float | None, dict[str, float] | None]:
-    """(typed answer, confidence, probabilities) from one wire answer; raises OffContract on
-    anything off-contract (a float or bool choice_index, a string probability, ...)."""
+) -> tuple[dict[str, Any], float | None, dict[str, float] | None]:
+    """(decision fields, confidence, probabilities) from one wire answer; raises OffContract
+    on anything off-contract (a float or bool choice_index, a string probability, ...).
+    Choosing the explicit abstain option is an abstention (`prompt.choice_fields`)."""
     answer = mapping(answer, "answer")
     question = request.question
-    choices = answer_choices(question)
+    choices = criteria_choices(question)
     key = "confidence" if jev else "answer_confidence"
     if not jev and key not in answer:
         key = "confidence"
@@ -60,34 +71,37 @@ def read_answer(
     probabilities = _probabilities(request, answer.get("probabilities"))
     if isinstance(question, NoulQuestion):
         p_yes = real(answer.get("noul"), "noul")
-        return p_yes, max(p_yes, 1 - p_yes) if confidence is None else confidence, probabilities
+        confidence = max(p_yes, 1 - p_yes) if confidence is None else confidence
+        return {"abstain": False, "answer": p_yes}, confidence, probabilities
     if isinstance(question, ChoiceQuestion):
         if jev:
             if confidence is None:
                 raise OffContract("no confidence")
-            value: Any = choices[index(answer.get("choice_index"), "choice_index", len(choices))]
-            return value.text, confidence, probabilities
-        value = answer.get("choice")
-        if not isinstance(value, str) or value not in question.options:
-            raise OffContract(f"choice {value!r} is not an option")
-        return value, confidence, probabilities
+            found = [choices[index(answer.get("choice_index"), "choice_index", len(choices))]]
+        else:
+            found = [c for c in choices if c.text == answer.get("choice")]
+            if not found:
+                raise OffContract(f"choice {answer.get('choice')!r} is not an option")
+        return choice_fields(question, found[0]), confidence, probabilities
     if probabilities is None:
         raise OffContract("a score answer needs probabilities")
     best = max(range(len(choices)), key=lambda i: probabilities[choices[i].text])
-    return choices[best].answer, confidence, probabilities
+    return choice_fields(question, choices[best]), confidence, probabilities
 
 
 def _probabilities(request: Request, wire: Any) -> dict[str, float] | None:
-    """Probabilities keyed by option (choice, by text) or legend label (score, by level
-    index on the wire: every level, nothing else)."""
+    """Probabilities keyed by option (choice, by text; the explicit abstain option as
+    `abstain:option`) or legend label (score, by level index on the wire: every level,
+    nothing else)."""
     if wire is None:
         return None
     wire = mapping(wire, "probabilities")
     if isinstance(request.question, ChoiceQuestion):
-        unknown = set(wire) - set(request.question.options)
+        keys = {c.text: c.key for c in criteria_choices(request.question)}
+        unknown = set(wire) - set(keys)
         if unknown:
             raise OffContract(f"probabilities for {sorted(unknown)[:3]}, not options")
-        return {k: real(v, f"probability of {k!r}") for k, v in wire.items()}
+        return {keys[k]: real(v, f"probability of {k!r}") for k, v in wire.items()}
     labels = [c.text for c in answer_choices(request.question)]
     if set(wire) != {str(i) for i in range(len(labels))}:
         raise OffContract(f"probabilities keyed {sorted(wire)}, not 0..{len(labels) - 1}")
@@ -106,6 +120,9 @@ class SystemOneSystem:
             "with underspecified_state (Laya has no reason codes)"
             if min_confidence is not None
             else "no abstain output: evaluate via a gate"
+        ) + (
+            f"; an item's explicit abstain option is sent as the last criterion, and "
+            f"choosing it is an abstention with {EXPLICIT_ABSTAIN_REASON.value}"
         )
         self.card = SystemCard(
             name=name,
@@ -159,7 +176,7 @@ class SystemOneSystem:
         try:
             result = mapping(result, "result")
             answer = mapping(mapping(result.get("answers"), "answers").get("q"), "answer")
-            value, confidence, probabilities = read_answer(request, answer, self.jev)
+            decision, confidence, probabilities = read_answer(request, answer, self.jev)
             low = answer.get("low_confidence")
             # with min_confidence, Laya flags every choice and score answer (a noul answer is
             # its own P(yes)); wherever the flag is present it is a JSON boolean
@@ -182,10 +199,10 @@ class SystemOneSystem:
             "usage": usage,
             "probabilities": probabilities,
         }
-        if low and self.min_confidence is not None:
+        if low and self.min_confidence is not None and not decision["abstain"]:
             reason = ReasonCode.UNDERSPECIFIED_STATE
             return response(request, self.card.name, abstain=True, reason=reason, **common)
-        return response(request, self.card.name, abstain=False, answer=value, **common)
+        return response(request, self.card.name, **decision, **common)
 
     def respond(self, requests: Sequence[Request]) -> list[Response]:
         groups = self._groups(requests)

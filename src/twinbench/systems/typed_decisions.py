@@ -3,7 +3,9 @@
 In process (no `--base-url`) it wraps the embedded SmolLM2 in the package's own
 `TransformersBackend` and `Decider`; with `--base-url` it calls a running
 `python -m typed_decisions.server`. It has no abstain output: evaluate it through a gate
-(`gate:typed-decisions@0.5`).
+(`gate:typed-decisions@0.5`). A choice item's explicit abstain option is sent as its last
+criterion (the package's questions have no abstain field); choosing it is an abstention with
+`contradictory_options`, the rule of `prompt.lettered`.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from twinbench.jsonl import InputError
 from twinbench.records import ChoiceQuestion, NoulQuestion, Response
 from twinbench.systems.base import Request, SystemCard, SystemOptions, failure, response
 from twinbench.systems.http import HttpClient
+from twinbench.systems.prompt import EXPLICIT_ABSTAIN_REASON, choice_fields, criteria_choices
 from twinbench.systems.wire import OffContract, mapping, real
 
 PATH = "/v1/ask"
@@ -28,33 +31,43 @@ def wire_question(request: Request) -> dict[str, Any]:
     question = request.question
     wire: dict[str, Any] = {"type": question.type, "instructions": question.instructions}
     if isinstance(question, ChoiceQuestion):
-        wire["criteria"] = list(question.options)
+        wire["criteria"] = [c.text for c in criteria_choices(question)]
     elif not isinstance(question, NoulQuestion):
         wire["criteria"] = dict(question.legend)
     return wire
 
 
-def read_answer(request: Request, answer: Any) -> tuple[Any, float]:
-    """(typed answer, confidence) from one typed-decisions answer; raises OffContract when a
-    field is missing or of the wrong type (a string probability, a choice not an option)."""
+def read_answer(
+    request: Request, answer: Any
+) -> tuple[dict[str, Any], float, dict[str, float] | None]:
+    """(decision fields, confidence, probabilities) from one typed-decisions answer; raises
+    OffContract when a field is missing or of the wrong type (a string probability, a choice
+    not an option). Choosing the explicit abstain option is an abstention, its probability
+    keyed `abstain:option`."""
     answer = mapping(answer, "answer")
     question = request.question
     if isinstance(question, NoulQuestion):
         p_yes = real(answer.get("noul"), "noul")
-        return p_yes, max(p_yes, 1.0 - p_yes)
+        wire = answer.get("probabilities")
+        return {"abstain": False, "answer": p_yes}, max(p_yes, 1.0 - p_yes), wire
     probabilities = mapping(answer.get("probabilities"), "probabilities")
     probabilities = {str(k): real(v, f"probability of {k!r}") for k, v in probabilities.items()}
     confidence = real(answer.get("confidence"), "confidence")
     if isinstance(question, ChoiceQuestion):
-        choice = answer.get("choice")
-        if not isinstance(choice, str) or choice not in question.options:
-            raise OffContract(f"choice {choice!r} is not an option")
-        return choice, confidence
+        choices = {c.text: c for c in criteria_choices(question)}
+        picked = answer.get("choice")
+        choice = choices.get(picked) if isinstance(picked, str) else None
+        if choice is None:
+            raise OffContract(f"choice {answer.get('choice')!r} is not an option")
+        if set(probabilities) - set(choices):
+            raise OffContract(f"probabilities keyed {sorted(probabilities)}, not the options")
+        named = {choices[k].key: p for k, p in probabilities.items()}
+        return choice_fields(question, choice), confidence, named
     unknown = set(probabilities) - set(question.legend)
     if unknown or not probabilities:
         raise OffContract(f"probabilities keyed {sorted(probabilities)}, not the legend labels")
     label = max(probabilities, key=lambda k: probabilities[k])
-    return question.legend[label], confidence
+    return {"abstain": False, "answer": question.legend[label]}, confidence, probabilities
 
 
 class TypedDecisionsSystem:
@@ -74,7 +87,9 @@ class TypedDecisionsSystem:
             max_options=255,
             confidences=True,
             abstains=False,
-            notes=f"typed-decisions {where}; no abstain output",
+            notes=f"typed-decisions {where}; no abstain output (an item's explicit abstain "
+            f"option is sent as its last criterion, and choosing it is an abstention with "
+            f"{EXPLICIT_ABSTAIN_REASON.value})",
         )
 
     def _local(self) -> Any:
@@ -98,15 +113,14 @@ class TypedDecisionsSystem:
     def _typed(
         self, request: Request, answer: dict[str, Any], latency_ms: float, usage: Any = None
     ) -> Response:
-        value, confidence = read_answer(request, answer)
+        decision, confidence, probabilities = read_answer(request, answer)
         return response(
             request,
             self.card.name,
-            abstain=False,
-            answer=value,
+            **decision,
             confidence=round(confidence, 6),
             raw=answer,
-            probabilities=answer.get("probabilities"),
+            probabilities=probabilities,
             latency_ms=round(latency_ms, 3),
             usage=usage,
         )
