@@ -326,9 +326,10 @@ def _failed_copy(source: Path, out: Path, failed: int, name: str) -> None:
         # a long unbroken reply: cut at 2,000 characters, wrapped inside the page's width
         raw = "<b>Sure!</b> " + "x" * 2_500
         row.update(status="invalid", error="no JSON object in the reply", raw=raw)
-    write_rows(out / "responses.jsonl", [{**r, "system": name} for r in rows])
+    system = f"openai:{name}"
+    write_rows(out / "responses.jsonl", [{**r, "system": system} for r in rows])
     record = json.loads((source / "run.json").read_text())
-    record["system"]["name"] = name
+    record["system"]["name"] = system
     (out / "run.json").write_text(json.dumps(record))
 
 
@@ -346,20 +347,19 @@ def test_banner_for_a_run_of_invalid_rows_only(folder: Path, tmp_path: Path, bro
     banners = browser.execute_script(
         "return Array.from(document.querySelectorAll('.banner')).map(b => b.textContent)"
     )
+    fix = "Fix the run (see its responses' error field) before reading its rows below."
     assert banners == [
-        "all-invalid: these figures are not results. 24 responses: 0 valid, 24 invalid, "
-        "0 rejected, 0 error (100% invalid or error). Fix the run (see its responses' error "
-        "field) before reading its rows below.",
-        "two-invalid: these figures are not results. 24 responses: 22 valid, 2 invalid, "
-        "0 rejected, 0 error (8% invalid or error). Fix the run (see its responses' error "
-        "field) before reading its rows below.",
+        "all-invalid (openai:all-invalid): these figures are not results. 24 responses: "
+        f"0 valid, 24 invalid, 0 rejected, 0 error (100% invalid or error). {fix}",
+        "two-invalid (openai:two-invalid): these figures are not results. 24 responses: "
+        f"22 valid, 2 invalid, 0 rejected, 0 error (8% invalid or error). {fix}",
     ]
     # the banners come first, before any figure
     assert browser.execute_script(
         "return document.querySelector('.banner').compareDocumentPosition("
         "document.querySelector('section')) === Node.DOCUMENT_POSITION_FOLLOWING"
     )
-    assert "all-invalid: not results." in (root / "report.md").read_text()
+    assert "all-invalid (openai:all-invalid): not results." in (root / "report.md").read_text()
     # the gallery shows the invalid replies, escaped: the raw text, no <b> element
     gallery = _section(browser, "Examples of errors")
     assert "invalid (the reply could not be read as a response): 8 rows, 3 shown" in gallery

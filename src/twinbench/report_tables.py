@@ -108,8 +108,9 @@ def outcome_rows(paired: dict[str, Any]) -> list[list[Cell]]:
 
 
 def broken_runs(report: dict[str, Any]) -> list[dict[str, Any]]:
-    """The runs whose figures are not results: `name`, `responses`, `failed` and the count of
-    each status (`STATUSES`), for every run over BROKEN_SHARE failed or with no valid row."""
+    """The runs whose figures are not results: `name` (the run, and its system's name where it
+    differs), `responses`, `failed` and the count of each status (`STATUSES`), for every run
+    over BROKEN_SHARE failed or with no valid row."""
     out = []
     for name, summary in report["systems"].items():
         counts = summary["counts"]
@@ -117,7 +118,9 @@ def broken_runs(report: dict[str, Any]) -> list[dict[str, Any]]:
         failed = sum(counts.get(k, 0) for k in FAILURES)
         if responses == 0 or counts["valid"] == 0 or failed > BROKEN_SHARE * responses:
             statuses = {k: counts.get(k, 0) for k in STATUSES}
-            out.append({"name": name, "responses": responses, "failed": failed, **statuses})
+            system = ", ".join(s for s in summary["systems"] if s != name)
+            shown = f"{name} ({system})" if system else name  # the run folder and its system
+            out.append({"name": shown, "responses": responses, "failed": failed, **statuses})
     return out
 
 
