@@ -27,7 +27,7 @@ from twinbench.evaluation import evaluate as _evaluate
 from twinbench.graded import ExpectedCache, GradedRun, grade_run
 from twinbench.jsonl import InputError
 from twinbench.metrics.cost import load_cost_table
-from twinbench.reporter import build_report, report_runs, write_report
+from twinbench.reporter import benchmark_for, build_report, grade_folders, write_report
 from twinbench.runner import RunPlan
 from twinbench.runner import run as _run
 from twinbench.runrecord import RunRecord, load_run
@@ -124,7 +124,8 @@ def report(
     with `write`, also write metrics.json, report.md and report.html into it."""
     where = arg.existing(folder, "report: folder", arg.FOLDER)
     declared = arg.languages(languages, "report: languages")
-    built = build_report(report_runs(where, declared), seed)
+    bench = benchmark_for([where])
+    built = build_report(grade_folders([where], bench, declared), seed, bench)
     if write:
         write_report(where, built)
     return built

@@ -84,13 +84,21 @@ class Metrics(_Document):
 
 
 class Report(_Document):
-    """`report`: per-system metrics, per-family intervals and the paired analysis."""
+    """`report`: per-system metrics, per-family and pooled intervals, the paired analysis,
+    the benchmark's provenance, each run's facts and the examples of each kind of error."""
 
     schema_: Literal["twinbench.report/1"] = Field(REPORT_SCHEMA, alias="schema")
     languages: dict[str, list[str]]
     systems: dict[str, Metrics]
     family_intervals: dict[str, Block]
     paired: Block
+    overall_intervals: dict[str, Block] = Field(default_factory=dict)
+    #: manifest sha256, seed, generators@versions, twinbench version, items (provenance.py)
+    benchmark: Block | None = None
+    #: per run: run.json's status, plan and versions (None: the run has no run.json)
+    runs: dict[str, Block | None] = Field(default_factory=dict)
+    #: per run, family and error outcome: its count and a few examples (gallery.py)
+    examples: dict[str, Block] = Field(default_factory=dict)
 
 
 class Comparison(_Document):

@@ -142,7 +142,7 @@ def evaluate(
             folder, {"metrics.json": dumps_json(summary), "metrics.md": metrics_markdown(summary)}
         )
     say(f"4/4 writing the report into {out}: metrics.json, report.md, report.html")
-    report = build_report(graded)
+    report = build_report(graded, benchmark=bench)
     write_report(out, report)
     return Evaluation(
         folder=out,

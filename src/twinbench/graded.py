@@ -48,13 +48,15 @@ class ExpectedCache:
 
 @dataclass(frozen=True)
 class GradedRun:
-    """One run after grading: its name, graded rows, declared languages and run record."""
+    """One run after grading: its name, graded rows, declared languages, run record, and the
+    responses file it was graded from (None for records passed in memory)."""
 
     name: str
     table: GradedTable
     languages: tuple[str, ...]
     record: RunRecord | None
     items: Sequence[Item]
+    source: Path | None = None
 
     def rows(self) -> Iterator[GradedRow]:
         """One GradedRow per response, in file order (graded.jsonl)."""
@@ -109,13 +111,18 @@ def grade_run(
     if not isinstance(run, Path):
         table = cache.get(languages or ("en",))
         rows = (("responses", n, record_dict(r)) for n, r in enumerate(run, start=1))
-        graded, record = grade_rows(rows, table), None
+        graded, record, source = grade_rows(rows, table), None, None
         name = name or (run[0].system if run else "responses")
     else:
         folder, responses = (run, run / RESPONSES) if run.is_dir() else (run.parent, run)
         table = cache.get(run_languages(folder, languages))
-        graded, record = grade_file(responses, table), load_run(folder)
+        graded, record, source = grade_file(responses, table), load_run(folder), responses
         name = name or folder.name
     return GradedRun(
-        name=name, table=graded, languages=table.languages, record=record, items=cache.items
+        name=name,
+        table=graded,
+        languages=table.languages,
+        record=record,
+        items=cache.items,
+        source=source,
     )

@@ -1,11 +1,21 @@
-"""Report figures as inline SVG strings (matplotlib, Agg backend; nothing fetched to view)."""
+"""Report figures as inline SVG strings (matplotlib, Agg backend; nothing fetched to view).
+
+Every figure has a title and both axis labels, each an SVG group with an id ending in
+`-title`, `-xlabel` and `-ylabel` (set by `_labels`), and its text kept as SVG text, so a
+reader can select it and a test can find it. A figure that cannot be computed (a denominator
+of 0) is drawn as an empty dashed bar marked "undefined", never as a zero.
+"""
 
 from __future__ import annotations
 
 import io
+import re
+from collections.abc import Sequence
 from typing import Any
 
 from twinbench.records import FAMILIES
+
+UNDEFINED = "undefined"
 
 
 def _svg(fig: Any) -> str:
@@ -23,32 +33,67 @@ def _figure(width: float = 7.0, height: float = 3.6) -> tuple[Any, Any]:
 
     matplotlib.use("Agg")
     matplotlib.rcParams["svg.hashsalt"] = "twinbench"  # deterministic element ids
+    matplotlib.rcParams["svg.fonttype"] = "none"  # text stays text (selectable, searchable)
     import matplotlib.pyplot as plt
 
     return plt.subplots(figsize=(width, height))
 
 
+def _labels(ax: Any, title: str, xlabel: str, ylabel: str) -> None:
+    """Title and axis labels, each in an SVG group whose id is the title's slug + `-title`,
+    `-xlabel` or `-ylabel` (unique on a page whose figures have distinct titles)."""
+    slug = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")
+    ax.set_title(title)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.title.set_gid(f"{slug}-title")
+    ax.xaxis.label.set_gid(f"{slug}-xlabel")
+    ax.yaxis.label.set_gid(f"{slug}-ylabel")
+
+
+def _undefined_bars(ax: Any, xs: Sequence[float], width: float, colour: str) -> None:
+    """Empty dashed full-height bars marked "undefined" where a figure has no value."""
+    if not xs:
+        return
+    ax.bar(xs, [1.0] * len(xs), width, fill=False, linestyle="--", edgecolor=colour)
+    for x in xs:
+        ax.text(x, 0.5, UNDEFINED, rotation=90, ha="center", va="center", fontsize=7)
+
+
+def _outside_legend(ax: Any) -> None:
+    """The legend right of the axes, where it covers no bar."""
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+
+
+def _family_ticks(ax: Any, width: float) -> None:
+    ax.set_xticks([f + 0.4 - width / 2 for f in range(len(FAMILIES))], FAMILIES)
+
+
 def family_bars(intervals: dict[str, dict[str, Any]], metric: str, title: str) -> str:
-    """Grouped bars per family and system with bootstrap intervals."""
+    """Grouped bars per family and system with bootstrap intervals; `title` names the metric
+    (the y axis)."""
     fig, ax = _figure()
     systems = list(intervals)
     width = 0.8 / max(1, len(systems))
     colours = [f"C{i}" for i in range(len(systems))]  # one colour per system, bars or none
     for s, name in enumerate(systems):
-        xs, ys, lows, highs = [], [], [], []
+        xs, ys, lows, highs, missing = [], [], [], [], []
         for f, family in enumerate(FAMILIES):
             block = intervals[name].get(family, {}).get(metric)
             if block is None:
+                missing.append(f + s * width)
                 continue
             xs.append(f + s * width)
             ys.append(block["estimate"])
             lows.append(block["estimate"] - block["low"])
             highs.append(block["high"] - block["estimate"])
-        ax.bar(xs, ys, width, yerr=[lows, highs], capsize=3, label=name, color=colours[s])
-    ax.set_xticks([f + 0.4 - width / 2 for f in range(len(FAMILIES))], FAMILIES)
-    ax.set_ylim(0, 1.05)
-    ax.set_title(title)
-    ax.legend(fontsize=7)
+        bars = ax.bar(xs, ys, width, yerr=[lows, highs], capsize=3, label=name, color=colours[s])
+        ax.bar_label(bars, fmt="%.2f", fontsize=6, padding=1)  # a zero reads as 0.00
+        _undefined_bars(ax, missing, width, colours[s])
+    _family_ticks(ax, width)
+    ax.set_ylim(0, 1.12)
+    _labels(ax, title, "family", f"{title.lower()} (95% interval)")
+    _outside_legend(ax)
     return _svg(fig)
 
 
@@ -62,9 +107,12 @@ def twin_vs_recall(summaries: dict[str, dict[str, Any]]) -> str:
             ax.annotate(name, (x, y), fontsize=7, xytext=(3, 3), textcoords="offset points")
     ax.set_xlim(-0.02, 1.02)
     ax.set_ylim(-0.02, 1.02)
-    ax.set_xlabel("abstention recall (any code)")
-    ax.set_ylabel("twin accuracy")
-    ax.set_title("Discrimination: abstain on items, answer twins")
+    _labels(
+        ax,
+        "Discrimination: abstain on items, answer twins",
+        "abstention recall (any code)",
+        "twin accuracy",
+    )
     return _svg(fig)
 
 
@@ -87,9 +135,7 @@ def risk_coverage(summaries: dict[str, dict[str, Any]]) -> str | None:
         ax.step(
             [p["coverage"] for p in curve], [p["risk"] for p in curve], where="post", label=name
         )
-    ax.set_xlabel("coverage")
-    ax.set_ylabel("selective risk")
-    ax.set_title("Risk-coverage")
+    _labels(ax, "Risk-coverage", "coverage", "selective risk")
     ax.legend(fontsize=7)
     return _svg(fig)
 
@@ -105,9 +151,7 @@ def calibration(summaries: dict[str, dict[str, Any]]) -> str | None:
         ax.plot(
             [r["confidence"] for r in rows], [r["accuracy"] for r in rows], marker="o", label=name
         )
-    ax.set_xlabel("mean confidence")
-    ax.set_ylabel("accuracy")
-    ax.set_title("Calibration")
+    _labels(ax, "Calibration", "mean confidence", "accuracy")
     ax.legend(fontsize=7)
     return _svg(fig)
 
@@ -120,17 +164,18 @@ def permutation_flips(summaries: dict[str, dict[str, Any]]) -> str | None:
     fig, ax = _figure()
     width = 0.8 / len(data)
     for s, (name, block) in enumerate(data.items()):
-        ax.bar(
-            [f + s * width for f in range(len(FAMILIES))],
-            [block[f]["flip_rate"] or 0.0 for f in FAMILIES],
-            width,
-            label=name,
-        )
-    ax.set_xticks([f + 0.4 - width / 2 for f in range(len(FAMILIES))], FAMILIES)
-    ax.set_ylabel("flip rate")
+        colour = f"C{s}"
+        xs = [f + s * width for f in range(len(FAMILIES))]
+        rates = [block[f]["flip_rate"] for f in FAMILIES]
+        shown = [(x, r) for x, r in zip(xs, rates, strict=True) if r is not None]
+        bars = ax.bar([x for x, _ in shown], [r for _, r in shown], width, label=name, color=colour)
+        ax.bar_label(bars, fmt="%.2f", fontsize=6, padding=1)
+        missing = [x for x, r in zip(xs, rates, strict=True) if r is None]
+        _undefined_bars(ax, missing, width, colour)
+    _family_ticks(ax, width)
     ax.set_ylim(0, 1.05)
-    ax.set_title("Permutation sensitivity of the abstain decision")
-    ax.legend(fontsize=7)
+    _labels(ax, "Permutation sensitivity of the abstain decision", "family", "flip rate")
+    _outside_legend(ax)
     return _svg(fig)
 
 
@@ -153,8 +198,12 @@ def paired_shift(paired: dict[str, Any]) -> str:
             )
     ax.set_yticks(range(len(shown)), list(shown))
     ax.set_xlim(-0.02, 1.02)
-    ax.set_xlabel("abstention rate (blue: answer present, orange: answer absent)")
-    ax.set_title("Paired present / absent shift")
+    _labels(
+        ax,
+        "Paired present / absent shift",
+        "abstention rate (blue: answer present, orange: answer absent; 95% intervals)",
+        "system",
+    )
     return _svg(fig)
 
 
@@ -179,7 +228,7 @@ def forest(comparisons: list[dict[str, Any]]) -> str | None:
         fontsize=7,
     )
     ax.invert_yaxis()
-    ax.set_xlabel("difference")
+    _labels(ax, "Paired differences A − B", "difference (95% interval)", "comparison")
     return _svg(fig)
 
 
@@ -198,7 +247,10 @@ def latency_quality(rows: list[dict[str, Any]]) -> str | None:
         ax.scatter([x], [bad], marker="x", color="tab:red", zorder=2)
         ax.annotate(r["variant"], (x, good), fontsize=7, xytext=(3, 3), textcoords="offset points")
     ax.set_ylim(-0.02, 1.02)
-    ax.set_xlabel("mean elapsed ms per case (whole path)")
-    ax.set_ylabel("rate (o useful of answerable, x unsupported of all)")
-    ax.set_title("Latency against quality per variant")
+    _labels(
+        ax,
+        "Latency against quality per variant",
+        "mean elapsed ms per case (whole path)",
+        "rate (o useful of answerable, x unsupported of all)",
+    )
     return _svg(fig)

@@ -57,12 +57,19 @@ def report(
     `twinbench report OUT` reads what `eval` wrote; `twinbench report RUN_A RUN_B -b BENCH
     -o DIR` reports on runs made with `build` and `run` wherever they are.
     """
-    from twinbench.reporter import build_report, grade_folders, report_markdown, write_report
+    from twinbench.reporter import (
+        benchmark_for,
+        build_report,
+        grade_folders,
+        report_markdown,
+        write_report,
+    )
 
     declared = parse_languages(languages) if languages else None
     single = len(folders) == 1 and not (folders[0] / "responses.jsonl").is_file()
     target = out if out is not None else folders[0] if single else Path("twinbench-report")
-    built = build_report(grade_folders(folders, benchmark, declared), seed)
+    bench = benchmark_for(folders, benchmark)
+    built = build_report(grade_folders(folders, bench, declared), seed, bench)
     write_report(target, built)
     if as_json:
         sys.stdout.write(dumps_json(built.to_json()))
