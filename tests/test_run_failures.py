@@ -138,3 +138,39 @@ def test_compare_refuses_a_run_with_nothing_valid(bench: Path, tmp_path: Path) -
         result.output.strip() == "error: nothing to compare: no valid response from jev: 18 invalid"
     )
     assert not (tmp_path / "c").exists()
+
+
+def test_compare_warns_about_a_run_over_the_failure_share(bench: Path, tmp_path: Path) -> None:
+    items = read_rows(bench / "items.jsonl")
+    inner = systemone_handler(jev=True)
+    bad = {items[0]["state"], items[9]["state"]}
+
+    def handle(path: str, body: Any) -> tuple[int, Any]:
+        if body["state"] in bad:
+            return 200, {"nonsense": True}
+        return inner(path, body)  # type: ignore[no-any-return]
+
+    with serve(handle) as (url, _):
+        assert _run(bench, url, tmp_path / "shaky", "--max-error-rate", "1").exit_code == 0
+    invalid = sum(i["state"] in bad for i in items)
+    good = CliRunner().invoke(
+        app, ["run", "-b", str(bench), "-s", "always-answer", "-o", str(tmp_path / "good")]
+    )
+    assert good.exit_code == 0
+    out = tmp_path / "c"
+    result = CliRunner().invoke(
+        app, ["compare", str(tmp_path / "shaky"), str(tmp_path / "good"), "-o", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads((out / "compare.json").read_text())
+    (line,) = data["warnings"]
+    assert line.startswith(f"jev: {invalid} of 18 rows failed (") and f"{invalid} invalid" in line
+    assert line.endswith("its differences are not results")
+    assert f"**Warning: {line}**" in (out / "compare.md").read_text()
+    assert 'class="banner"' in (out / "compare.html").read_text()
+    # the good run alone draws no warning
+    again = CliRunner().invoke(
+        app, ["compare", str(tmp_path / "good"), str(tmp_path / "good"), "-o", str(tmp_path / "d")]
+    )
+    assert again.exit_code == 0
+    assert json.loads((tmp_path / "d" / "compare.json").read_text())["warnings"] == []

@@ -10,6 +10,7 @@ printed.
 
 from __future__ import annotations
 
+from html import escape
 from itertools import combinations
 from typing import Any
 
@@ -21,6 +22,7 @@ from twinbench.metrics.pairs import outcome_tallies as tallies
 from twinbench.metrics.pairs import pair_tallies
 from twinbench.records import FAMILIES
 from twinbench.render import fmt_p
+from twinbench.report_tables import BROKEN_SHARE
 from twinbench.stats.bootstrap import percentile_interval, resample_ratios
 from twinbench.stats.signflip import holm, sign_flip_test
 
@@ -64,6 +66,7 @@ def compare(
 
     A system with no valid response (every row error, invalid or rejected) is refused
     (InputError naming it and its statuses): a difference with nothing is not a result."""
+    warnings = [w for name, g in tables.items() if (w := _broken(name, g))]
     empty = [name for name, g in tables.items() if not g.valid.any()]
     if empty:
         shown = "; ".join(f"{name}: {_statuses(tables[name])}" for name in sorted(empty))
@@ -105,6 +108,7 @@ def compare(
         "schema": "twinbench.compare/1",
         "systems": list(tables),
         "baseline": baseline,
+        "warnings": warnings,
         "comparisons": rows,
         "settings": {
             "bootstrap_resamples": resamples,
@@ -126,6 +130,18 @@ def _pairs(names: list[str], baseline: str | None) -> list[tuple[str, str]]:
     return [(name, baseline) for name in names if name != baseline]
 
 
+def _broken(name: str, g: GradedTable) -> str | None:
+    """A line for a run whose figures are not results: more than BROKEN_SHARE of its rows
+    invalid or error (report.html's banner rule), else None."""
+    failed = int(np.isin(g.outcome, (Outcome.INVALID, Outcome.ERROR)).sum())
+    if failed <= BROKEN_SHARE * len(g):
+        return None
+    return (
+        f"{name}: {failed} of {len(g)} rows failed ({_statuses(g)}); its differences are "
+        "not results"
+    )
+
+
 def _statuses(g: GradedTable) -> str:
     names = {int(o): Outcome(int(o)).name.lower() for o in np.unique(g.outcome)}
     counts = {names[int(o)]: int((g.outcome == o).sum()) for o in np.unique(g.outcome)}
@@ -142,6 +158,7 @@ def compare_markdown(result: dict[str, Any]) -> str:
         f"cluster-bootstrap resamples of pairs (seed {s['seed']}); two-sided sign-flip "
         f"tests ({s['sign_flip_draws']} draws); {s['correction']}.",
         "",
+        *(f"**Warning: {w}**\n" for w in result.get("warnings", [])),
         "| A | B | family | metric | A | B | A − B [95% CI] | p | Holm p |",
         "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: |",
     ]
@@ -193,6 +210,10 @@ def compare_html(result: dict[str, Any]) -> str:
                 ),
             ),
         ],
+        top="".join(
+            f'<div class="banner" role="alert"><strong>{escape(w)}</strong></div>'
+            for w in result.get("warnings", [])
+        ),
         note=f"{s['bootstrap_resamples']} bootstrap resamples of pairs, seed {s['seed']}; "
         f"sign-flip tests with {s['sign_flip_draws']} draws; {s['correction']}.",
     )

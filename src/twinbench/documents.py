@@ -108,5 +108,7 @@ class Comparison(_Document):
     systems: list[str]
     #: the system every other was compared with (None: every pair, in the order given)
     baseline: str | None = None
+    #: one line per run with more than 5 % of its rows invalid or error
+    warnings: list[str] = []
     comparisons: list[Block]
     settings: Block
