@@ -41,6 +41,7 @@ def test_every_out_and_benchmark_option_has_its_short_form() -> None:
 
 def test_commands_that_print_results_take_json() -> None:
     printing = {"build", "run", "eval", "report", "compare", "grade", "validate", "systems"}
+    printing |= {"rag eval", "rag ablate", "rag score", "rag metrics", "audit similarity"}
     for name, command in _commands():
         if name in printing:
             assert "--json" in {o for p in command.params for o in getattr(p, "opts", [])}, name

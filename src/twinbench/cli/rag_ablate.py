@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from twinbench.cli.common import console, errors, stage_bar, user_errors
+from twinbench.cli.common import JsonFlag, console, errors, print_json, stage_bar, user_errors
 from twinbench.cli.rag import rag_app
 
 GENERATOR_HELP = (
@@ -95,6 +95,7 @@ def ablate_command(
             "agreement with them (raw, Cohen's kappa) is reported before any figure"
         ),
     ] = None,
+    as_json: JsonFlag = False,
 ) -> None:
     """Run RAG variants over the same frozen cases, corpus, generator and budget; print and
     write per-variant counts (supported / unsupported / abstained / error), the useful-answer
@@ -133,6 +134,9 @@ def ablate_command(
             on_step=lambda line: errors.print(line, markup=False, highlight=False),
             progress=progress,
         )
+    if as_json:
+        print_json(document)
+        return
     console.print(agreement_line(document), markup=False, highlight=False)
     _print_table(*terminal_cells(document), title="twinbench rag ablate")
     _print_table(*terminal_pairs(document), title="paired per case (sign-flip test)")

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from twinbench.cli.common import MAX_PROBLEMS, console, errors, user_errors
+from twinbench.cli.common import MAX_PROBLEMS, JsonFlag, console, errors, print_json, user_errors
 from twinbench.cli.rag import rag_app
 
 
@@ -63,6 +63,7 @@ def rag_eval_command(
     cache: Annotated[
         Path | None, typer.Option(help="Embedding cache folder (default: the user cache)")
     ] = None,
+    as_json: JsonFlag = False,
 ) -> None:
     """Validate the cases, run bm25, dense, hybrid and hybrid+rerank, and print and write a
     side-by-side table (Recall@5, MRR@10, nDCG@10 with 2^g-1 gains, judged@10, latency).
@@ -83,6 +84,9 @@ def rag_eval_command(
         cache=cache,
         on_step=lambda line: errors.print(line, markup=False, highlight=False),
     )
+    if as_json:
+        print_json(document)
+        return
     header, rows = cells(document)
     table = Table(
         title=f"twinbench rag eval (nDCG gain {document['gain']})",
