@@ -17,6 +17,7 @@ run with one CPU per shard.
 
 from __future__ import annotations
 
+import os
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -71,10 +72,16 @@ def run_on_ray(
         raise InputError(f"{out}/responses.jsonl exists; a Ray run writes a new folder")
     started_here = not ray.is_initialized()
     if started_here:
-        if address:
-            ray.init(address=address, log_to_driver=False)
+        # a cluster named by --executor ray=ADDRESS or by RAY_ADDRESS (`ray job submit` sets
+        # it) is joined as it is: Ray refuses resources (num_cpus) from a joining driver
+        joining = address or os.environ.get("RAY_ADDRESS")
+        if joining:
+            ray.init(address=joining, log_to_driver=False)
         else:
-            ray.init(num_cpus=shards, include_dashboard=False, log_to_driver=False)
+            # "local": a new cluster for this run, never one found on this machine
+            ray.init(
+                address="local", num_cpus=shards, include_dashboard=False, log_to_driver=False
+            )
     try:
         items = ray.put(plan.items)
         task = ray.remote(num_cpus=1)(_shard)
