@@ -152,3 +152,35 @@ def test_bad_merges_are_refused(bench: Path, tmp_path: Path) -> None:
     assert resumed.exit_code == 2
     assert "resuming needs the same --shard" in resumed.output
     assert not (tmp_path / "m1").exists() and not (tmp_path / "m3").exists()
+
+
+def test_whole_run_limits_are_shared_out_exactly(bench: Path) -> None:
+    from twinbench.runner import split_limits
+
+    plan = RunPlan(load_benchmark(bench), max_rps=9.0, max_tokens_per_s=300.0)
+    shares = [split_limits(plan, 5, index, 3) for index in range(3)]
+    # 5 slots over 3 processes: 2 + 2 + 1; each rate in thirds
+    assert [s.window for s in shares] == [2, 2, 1]
+    assert [(s.max_rps, s.max_tokens_per_s) for s in shares] == [(3.0, 100.0)] * 3
+    assert shares[2].limits == {
+        "whole_run": {"concurrency": 5, "max_rps": 9.0, "max_tokens_per_s": 300.0},
+        "processes": 3,
+        "this_process": {"concurrency": 1, "max_rps": 3.0, "max_tokens_per_s": 100.0},
+    }
+    # fewer slots than processes: each still sends, one at a time
+    assert [split_limits(plan, 2, i, 3).window for i in range(3)] == [1, 1, 1]
+    unlimited = split_limits(RunPlan([]), 4, 0, 2)
+    assert (unlimited.max_rps, unlimited.max_tokens_per_s, unlimited.window) == (None, None, 2)
+
+
+def test_a_manual_shard_records_its_share_of_the_limits(bench: Path, tmp_path: Path) -> None:
+    import json
+
+    runner = CliRunner()
+    _run(runner, bench, tmp_path / "s", "--shard", "1/2", "--max-rps", "500", "--concurrency", "3")
+    record = json.loads((tmp_path / "s" / "run.json").read_text())
+    assert record["limits"] == {
+        "whole_run": {"concurrency": 3, "max_rps": 500.0, "max_tokens_per_s": None},
+        "processes": 2,
+        "this_process": {"concurrency": 1, "max_rps": 250.0, "max_tokens_per_s": None},
+    }

@@ -125,6 +125,10 @@ def merge(folders: Sequence[Path], out: Path, benchmark: Path | None = None) -> 
             "responses": len(ordered),
             "merged_from": [str(f.resolve()) for f in folders],
             "benchmark": str(source.resolve()),
+            # the shards' shares were of one whole run's limits: the merge records the whole
+            "limits": None
+            if first.limits is None
+            else {"whole_run": first.limits.get("whole_run"), "processes": count},
         }
     )
     write_json(out / "run.json", record.model_dump(mode="json", by_alias=True))

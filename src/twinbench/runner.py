@@ -24,7 +24,7 @@ import platform
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -62,6 +62,9 @@ class RunPlan:
     max_tokens_per_s: float | None = None
     #: (I, N): only the tasks at plan positions p with p % N == I
     shard: tuple[int, int] | None = None
+    #: what run.json records of the limits when this process has a share of a whole run's
+    #: (`split_limits`); None: the limits above are the whole run's
+    limits: dict[str, Any] | None = None
 
     @cached_property
     def _order(self) -> list[tuple[Item, int, int]]:
@@ -88,6 +91,27 @@ class RunPlan:
         for position, task in enumerate(self.all_tasks()):
             if position % count == index:
                 yield task
+
+
+def split_limits(plan: RunPlan, window: int, index: int, parts: int) -> RunPlan:
+    """`plan` for process `index` of `parts` that run one plan under its whole-run limits:
+    an exact share of the window (`window` in all; at least 1 each) and of each rate.
+
+    Each process gets max_rps / parts and max_tokens_per_s / parts, so the processes
+    together never pass the limits however the work is spread; run.json records the whole
+    run's limits and this process's share."""
+    base, extra = divmod(window, parts)
+    mine = max(1, base + (1 if index < extra else 0))
+    rps = None if plan.max_rps is None else plan.max_rps / parts
+    tps = None if plan.max_tokens_per_s is None else plan.max_tokens_per_s / parts
+    whole = {
+        "concurrency": window,
+        "max_rps": plan.max_rps,
+        "max_tokens_per_s": plan.max_tokens_per_s,
+    }
+    share = {"concurrency": mine, "max_rps": rps, "max_tokens_per_s": tps}
+    limits = {"whole_run": whole, "processes": parts, "this_process": share}
+    return replace(plan, window=mine, max_rps=rps, max_tokens_per_s=tps, limits=limits)
 
 
 def load_benchmark(folder: Path, limit: int | None = None) -> list[Item]:
@@ -328,6 +352,74 @@ def failure_verdict(
     )
 
 
+def open_session(
+    out: Path,
+    card: SystemCard,
+    plan: RunPlan,
+    seed: int,
+    benchmark: Path | None,
+    retry_errors: bool,
+) -> tuple[RunRecord, list[tuple[Item, int, int]]]:
+    """A session's start in run folder `out`: its run.json record (not yet written) and the
+    plan's tasks still to send. A folder of another system or plan is refused; a torn tail
+    is cut; with `retry_errors`, the `error` rows are dropped (to be sent again)."""
+    if out.exists():
+        recover(out)
+    responses_path = out / "responses.jsonl"
+    record = RunRecord(
+        system=card,
+        versions=_versions(),
+        seed=seed,
+        trials=plan.trials,
+        permutations=plan.permutations,
+        items=len(plan.items),
+        items_sha256=items_digest(plan.items),
+        status="running",
+        benchmark=None if benchmark is None else str(benchmark.resolve()),
+        shard=None if plan.shard is None else f"{plan.shard[0]}/{plan.shard[1]}",
+        limits=plan.limits,
+    )
+    check_resume(out, record, plan.items)
+    previous = load_run(out) if responses_path.exists() else None
+    read_done(responses_path, card.name)  # refuses a foreign or broken file first
+    resent = drop_failures(responses_path) if retry_errors else 0
+    done, _ = read_done(responses_path, card.name)
+    pending = [k for k in plan.tasks() if (k[0].id, k[1], k[2]) not in done]
+    earlier = previous.resent_errors if previous is not None else 0
+    record = record.model_copy(
+        update={"resumed_from": len(done), "resent_errors": earlier + resent}
+    )
+    return record, pending
+
+
+def send(
+    system: System,
+    tasks: Sequence[tuple[Item, int, int]],
+    ids: OpaqueIds,
+    plan: RunPlan,
+    write: Callable[[Sequence[Response]], None],
+    notice: Callable[[str], None] | None = None,
+    pace: Pace | None = None,
+) -> None:
+    """Send `tasks` (requests named by `ids`' tokens) and hand each batch of responses to
+    `write` as it is answered: a streaming system keeps a window in flight under the plan's
+    rates (`pace`, made from the plan when not given); others get batches of
+    `plan.batch_size`, in `sort_key` order where the system has one."""
+    requests = (request_for(*task, ids.token(task[0].id)) for task in tasks)
+    if streams(system):
+        options = getattr(system, "options", None)
+        window = plan.window or getattr(options, "concurrency", None) or plan.batch_size
+        pace = pace or Pace(plan.max_rps, plan.max_tokens_per_s)
+        stream(system, requests, window, pace, write, notice)
+        return
+    batch_requests = list(requests)
+    sort_key = getattr(system, "sort_key", None)
+    if callable(sort_key):  # local models: batches of one length, little padding
+        batch_requests.sort(key=sort_key)
+    for batch in _batches(batch_requests, plan.batch_size):
+        write(system.respond(batch))
+
+
 def run(
     system: System,
     plan: RunPlan,
@@ -349,35 +441,12 @@ def run(
     reply with status `error` raises CheckFailed before anything is written. With
     `max_error_rate`, run.json's `failed` says why when more of the rows are `error` or
     `invalid`."""
-    if out.exists():
-        recover(out)
+    record, pending = open_session(out, system.card, plan, seed, benchmark, retry_errors)
     responses_path = out / "responses.jsonl"
-    record = RunRecord(
-        system=system.card,
-        versions=_versions(),
-        seed=seed,
-        trials=plan.trials,
-        permutations=plan.permutations,
-        items=len(plan.items),
-        items_sha256=items_digest(plan.items),
-        status="running",
-        benchmark=None if benchmark is None else str(benchmark.resolve()),
-        shard=None if plan.shard is None else f"{plan.shard[0]}/{plan.shard[1]}",
-    )
-    check_resume(out, record, plan.items)
-    previous = load_run(out) if responses_path.exists() else None
-    read_done(responses_path, system.card.name)  # refuses a foreign or broken file first
-    resent = drop_failures(responses_path) if retry_errors else 0
-    done, _ = read_done(responses_path, system.card.name)
-    pending = [k for k in plan.tasks() if (k[0].id, k[1], k[2]) not in done]
     ids = OpaqueIds(item.id for item, _, _ in pending)  # this session's key, in memory only
     checked: list[Response] = []
     if check and pending and streams(system):
         checked.append(_check(system, request_for(*pending[0], ids.token(pending[0][0].id))))
-    earlier = previous.resent_errors if previous is not None else 0
-    record = record.model_copy(
-        update={"resumed_from": len(done), "resent_errors": earlier + resent}
-    )
     out.mkdir(parents=True, exist_ok=True)
     write_run(out, record)
     started = time.perf_counter()
@@ -398,27 +467,22 @@ def run(
 
             if checked:
                 write(checked)
-            requests = (
-                request_for(*task, ids.token(task[0].id)) for task in pending[len(checked) :]
-            )
-            if streams(system):
-                options = getattr(system, "options", None)
-                window = plan.window or getattr(options, "concurrency", None) or plan.batch_size
-                pace = Pace(plan.max_rps, plan.max_tokens_per_s)
-                stream(system, requests, window, pace, write, notice)
-            else:
-                batch_requests = list(requests)
-                sort_key = getattr(system, "sort_key", None)
-                if callable(sort_key):  # local models: batches of one length, little padding
-                    batch_requests.sort(key=sort_key)
-                for batch in _batches(batch_requests, plan.batch_size):
-                    write(system.respond(batch))
+            send(system, pending[len(checked) :], ids, plan, write, notice)
     except KeyboardInterrupt:
         seconds = round(time.perf_counter() - started, 3)
         update = {"status": "interrupted", "sent_this_session": sent}
         write_run(out, record.model_copy(update=update | {"seconds_this_session": seconds}))
         raise
-    _, counts = read_done(responses_path, system.card.name)
+    seconds = time.perf_counter() - started
+    return close_session(out, record, sent, seconds, max_error_rate)
+
+
+def close_session(
+    out: Path, record: RunRecord, sent: int, seconds: float, max_error_rate: float | None
+) -> RunRecord:
+    """Write the finished run.json of `out`: counts per status read back from the file,
+    this session's figures, and the --max-error-rate verdict."""
+    _, counts = read_done(out / "responses.jsonl", record.system.name)
     rate, failed = failure_verdict(counts, max_error_rate)
     record = record.model_copy(
         update={
@@ -426,7 +490,7 @@ def run(
             "failed": failed,
             "status": "finished",
             "sent_this_session": sent,
-            "seconds_this_session": round(time.perf_counter() - started, 3),
+            "seconds_this_session": round(seconds, 3),
             "counts": dict(sorted(counts.items())),
             "responses": sum(counts.values()),
         }

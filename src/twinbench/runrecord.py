@@ -8,7 +8,7 @@ system card) and by compare (the benchmark the run used).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -51,6 +51,9 @@ class RunRecord(BaseModel):
     failure_rate: float | None = Field(None, ge=0, le=1)
     #: why the run failed its --max-error-rate (None: it did not)
     failed: str | None = None
+    #: a run spread over processes (shards, Ray): the whole run's limits (`whole_run`), how
+    #: many processes share them and this process's exact share (`runner.split_limits`)
+    limits: dict[str, Any] | None = None
 
     @field_validator("system")
     @classmethod

@@ -152,7 +152,9 @@ def run(
     concurrency: Annotated[
         int,
         typer.Option(
-            min=1, help="Requests in flight for HTTP systems (a streaming window, no batches)"
+            min=1,
+            help="Requests in flight for HTTP systems (a streaming window, no batches); the "
+            "whole run's: --shard processes and Ray actors each take an exact share",
         ),
     ] = 4,
     executor: Annotated[
@@ -163,17 +165,32 @@ def run(
         ),
     ] = "local",
     shards: Annotated[int, typer.Option(min=1, help="Shards for --executor ray")] = 2,
+    chunk: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="--executor ray: tasks per actor call; each chunk reaches disk as it "
+            "returns (default: the larger of 64, 8 x --concurrency, 4 x --batch-size)",
+        ),
+    ] = None,
     shard: Annotated[
         str | None,
         typer.Option(help="Run only slice I/N of the plan (merge the N shards with `merge`)"),
     ] = None,
     max_rps: Annotated[
-        float | None, typer.Option(min=0.001, help="At most this many requests per second")
+        float | None,
+        typer.Option(
+            min=0.001,
+            help="At most this many requests per second, for the whole run (shared out "
+            "exactly over --shard processes and Ray actors)",
+        ),
     ] = None,
     max_tokens_per_s: Annotated[
         float | None,
         typer.Option(
-            min=1.0, help="At most this many prompt tokens per second (estimated: 4 chars each)"
+            min=1.0,
+            help="At most this many prompt tokens per second (estimated: 4 chars each), for "
+            "the whole run (shared out like --max-rps)",
         ),
     ] = None,
     batch_size: Annotated[
@@ -237,7 +254,7 @@ def run(
     Exit codes: 0 done; 2 bad input or a failed check request (nothing written); 3 finished
     with more error/invalid rows than --max-error-rate; 130 interrupted (resumable)."""
     from twinbench.merging import parse_shard
-    from twinbench.runner import RunPlan, load_benchmark
+    from twinbench.runner import RunPlan, load_benchmark, split_limits
     from twinbench.systems import SystemOptions, make_system
     from twinbench.systems.base import ANSWER_FORMATS
 
@@ -265,26 +282,55 @@ def run(
         trials=trials,
         permutations=permutations,
         batch_size=batch_size,
+        window=concurrency,
         max_rps=max_rps,
         max_tokens_per_s=max_tokens_per_s,
         shard=None if shard is None else parse_shard(shard),
     )
+    if plan.shard is not None:  # the limits are the whole run's: this shard takes its share
+        plan = split_limits(plan, concurrency, *plan.shard)
     if executor == "ray" or executor.startswith("ray="):
-        from twinbench.distributed import run_on_ray
+        from twinbench.distributed import RunFailed, run_on_ray
 
         if shard is not None:
             raise InputError("--shard and --executor ray do not go together (Ray makes the shards)")
         address = executor.partition("=")[2] or None
-        meta = run_on_ray(
-            system,
-            options,
-            plan,
-            out,
-            shards=shards,
-            benchmark=benchmark,
-            address=address,
-            seed=seed,
-        )
+        bar = _progress_bar()
+        job = bar.add_task(f"{chosen.card.name} on Ray ({shards} shards)", total=None, rate="")
+
+        def progress(sent: int, total: int) -> None:
+            bar.start()
+            bar.update(job, completed=sent, total=total)
+
+        try:
+            meta = run_on_ray(
+                system,
+                chosen.card,
+                options,
+                plan,
+                out,
+                shards=shards,
+                benchmark=benchmark,
+                address=address,
+                seed=seed,
+                chunk=chunk,
+                retry_errors=not keep_errors,
+                max_error_rate=max_error_rate,
+                progress=progress,
+            )
+        except RunFailed as exc:
+            bar.stop()
+            errors.print(f"error: {exc}", markup=False, highlight=False)
+            raise typer.Exit(1) from None
+        except KeyboardInterrupt:
+            bar.stop()
+            errors.print(
+                f"interrupted: every finished chunk is in {out / 'shards'}; run the same "
+                "command again to resume"
+            )
+            raise typer.Exit(130) from None
+        finally:
+            bar.stop()
     elif executor == "local":
         policy = FailurePolicy(not keep_errors, check, max_error_rate)
         meta = _run_system(chosen, plan, out, seed, benchmark, policy)
