@@ -4,17 +4,81 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import math
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Annotated, Any, ParamSpec, TextIO, TypeVar
 
 import typer
 from rich.console import Console
+from typer._click.exceptions import ClickException, NoArgsIsHelpError
+from typer.core import TyperGroup
+from typer.exceptions import Abort
 
 from twinbench.jsonl import InputError
 
+
+def _given(args: Any, param: Any) -> str:
+    """`; given VALUE` for the option a usage error names, read from the command line."""
+    argv = list(sys.argv[1:] if args is None else args)
+    for flag in getattr(param, "opts", None) or []:
+        for at, token in enumerate(argv):
+            if token == flag and at + 1 < len(argv):
+                return f"; given {argv[at + 1]!r}"
+            if token.startswith(flag + "="):
+                return f"; given {token[len(flag) + 1 :]!r}"
+    return ""
+
+
+class OneLineErrors(TyperGroup):
+    """The root group: a usage error (an unknown option, a value out of its range, a missing
+    or unreadable file argument) is one `error:` line naming the command, the option, the
+    value and what is allowed, exit 2, the style of every other twinbench error (typer's
+    framed panel named neither in its first line)."""
+
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        windows_expand_args: bool = True,
+        **extra: Any,
+    ) -> Any:
+        def call(standalone: bool) -> Any:
+            return super(OneLineErrors, self).main(
+                args, prog_name, complete_var, standalone, windows_expand_args, **extra
+            )
+
+        if not standalone_mode:
+            return call(False)
+        try:
+            code = call(False)
+        except NoArgsIsHelpError as exc:
+            errors.print(exc.format_message(), markup=False, highlight=False)
+            sys.exit(exc.exit_code)
+        except ClickException as exc:
+            ctx = getattr(exc, "ctx", None)
+            path = getattr(ctx, "command_path", "") or ""
+            where = " ".join(["twinbench", *path.split()[1:]])
+            message = " ".join(exc.format_message().split())
+            value = _given(args, getattr(exc, "param", None))
+            errors.print(
+                f"error: {where}: {message}{value} (see {where} --help)",
+                markup=False,
+                highlight=False,
+                soft_wrap=True,
+            )
+            sys.exit(exc.exit_code)
+        except Abort:
+            errors.print("aborted", markup=False, highlight=False)
+            sys.exit(1)
+        sys.exit(code if isinstance(code, int) else 0)
+
+
 app = typer.Typer(
+    cls=OneLineErrors,
     help="Build, run and grade benchmarks of unanswerable items with answerable twins.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
@@ -81,6 +145,15 @@ def os_problem(exc: OSError) -> str:
     return f"{where}: {what}"
 
 
+def _finite(options: dict[str, Any]) -> None:
+    """Refuse a float option that is nan or infinite: typer's range checks (`min=`) let
+    `nan` through, as every comparison with it is false, and `inf` through any lower bound."""
+    for name, value in options.items():
+        if isinstance(value, float) and not math.isfinite(value):
+            option = "--" + name.replace("_", "-")
+            raise InputError(f"{option} {value}: expected a finite number")
+
+
 def user_errors(func: Callable[P, R]) -> Callable[P, R]:
     """Turn bad input into one line on stderr and exit code 2 (no traceback).
 
@@ -91,6 +164,7 @@ def user_errors(func: Callable[P, R]) -> Callable[P, R]:
     @functools.wraps(func)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
+            _finite(kwargs)
             return func(*args, **kwargs)
         except InputError as exc:
             message = str(exc)
