@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from twinbench.jsonl import InputError, check_readable, describe_validation_error
 
@@ -17,9 +17,15 @@ class Erratum(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    item_id: str | None = None
-    pair_id: str | None = None
+    item_id: str | None = Field(None, min_length=1)
+    pair_id: str | None = Field(None, min_length=1)
     reason: str = ""
+
+    @model_validator(mode="after")
+    def _names_something(self) -> Erratum:
+        if self.item_id is None and self.pair_id is None:
+            raise ValueError("an erratum names an item_id or a pair_id (this one neither)")
+        return self
 
 
 class Errata(BaseModel):

@@ -300,6 +300,15 @@ BAD_ERRATA = [
         r": entries\.0\.item: Extra inputs are not permitted$",
     ),
     (
+        b'{"schema": "twinbench.errata/1", "version": 1, "entries": [{"reason": "x"}]}',
+        r": entries\.0: Value error, an erratum names an item_id or a pair_id \(this one "
+        r"neither\)$",
+    ),
+    (
+        b'{"schema": "twinbench.errata/1", "version": 1, "entries": [{"item_id": ""}]}',
+        r": entries\.0\.item_id: String should have at least 1 character$",
+    ),
+    (
         b'{"schema": "other/1", "version": 1, "entries": []}',
         r": schema: Input should be 'twinbench\.errata/1'$",
     ),
@@ -337,3 +346,14 @@ def test_audit_score_refuses_an_invalid_existing_errata_file(
     folder = _package(tmp_path)
     (tmp_path / "errata.json").write_bytes(BAD_ERRATA[0][0])
     _score_refused(runner, folder, r"errata\.json:3: invalid JSON \(")
+
+
+def test_audit_score_refuses_an_existing_errata_without_ids_and_leaves_it(
+    tmp_path: Path, runner: CliRunner
+) -> None:
+    folder = _package(tmp_path)
+    errata = folder.parent / "errata.json"
+    errata.write_text(
+        '{"schema": "twinbench.errata/1", "version": 1, "entries": [{"reason": "x"}]}'
+    )
+    _score_refused(runner, folder, r"errata\.json: entries\.0: Value error, an erratum names")

@@ -369,6 +369,9 @@ def test_import_refuses_what_is_not_a_log_of_this_task(bench: Path, tmp_path: Pa
     _refused(unknown, out, "sample 'nope:1:u' is not an item of ")
     first, second = (log.samples or [])[:2]
     _refused(_edited(log, tmp_path / "twice.json", id=first.id), out, "epoch 1, twice$")
+    for epoch in (0, -1):  # inspect counts from 1: no trial -1 or -2, and no traceback
+        edited = _edited(log, tmp_path / f"epoch{epoch}.json", epoch=epoch)
+        _refused(edited, out, rf"epoch {epoch} \(inspect counts epochs from 1")
     changed = _edited(log, tmp_path / "changed.eval", output=_output("Y"))
     reads = "the logged decision .* is not what its completion reads"
     _refused(changed, out, f"sample '{re.escape(str(second.id))}', epoch 1: {reads}")

@@ -160,6 +160,11 @@ BAD: dict[str, tuple[Callable[[Rows], Rows], str]] = {
         _set(2, "checked_documents", ["lab-note", "lab-notes"]),
         "2: checked_documents.1: 'lab-notes' is not a document of the corpus",
     ),
+    "unanswerable with sufficient evidence": (
+        _set(2, "evidence", [{"passage_id": "lab-note:p1", "grade": 3, "quote": "batch size 32."}]),
+        "2: unanswerable but passage lab-note:p1 is graded 3 (directly sufficient evidence "
+        "answers it); grade it 1 or 2, or make the case answerable",
+    ),
     "adversarial without a kind": (
         _set(1, "adversarial_kind", None),
         "1: adversarial and adversarial_kind go together (a kind iff adversarial is true)",

@@ -27,6 +27,21 @@ def test_repeated_passages_and_negative_grades_name_their_line(tmp_path: Path) -
         read_qrels(qrels)
 
 
+@pytest.mark.parametrize("score", ["nan", "NaN", "inf", "-inf", "1e999"])
+def test_a_score_must_be_a_finite_number(score: str, tmp_path: Path) -> None:
+    run = tmp_path / "run.txt"
+    run.write_text(f"q Q0 a 1 2 t\nq Q0 b 2 {score} t\n")
+    with pytest.raises(InputError, match=rf"^{run}:2: score '{score}' is not a finite number$"):
+        read_run(run)
+
+
+def test_write_run_refuses_a_non_finite_score_and_writes_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "fused.txt"
+    with pytest.raises(InputError, match=r"^query 'q': passage 'b' has score nan$"):
+        write_run(path, {"q": [("a", 1.0), ("b", float("nan"))]}, "fused")
+    assert not path.exists()
+
+
 def test_ranked_ids() -> None:
     assert ranked_ids(["b", "a"]) == ["b", "a"]  # ids: the order given
     assert ranked_ids([("b", 1.0), ("a", 1.0), ("c", 3.0)]) == ["c", "a", "b"]

@@ -16,7 +16,7 @@ from twinbench.cli.common import (
     parse_languages,
     user_errors,
 )
-from twinbench.jsonl import InputError, dumps_json, write_json
+from twinbench.jsonl import InputError, dumps_json
 from twinbench.outputs import write_set
 
 
@@ -289,8 +289,11 @@ def audit_score(
     result = score(folder, threshold_field, seed=seed)
     document = extend_errata(errata, result.pop("errata")["entries"])
     version = document["version"]
-    write_json(errata, document)
-    write_json(folder / "audit-score.json", result)
+    # both files checked and made before either is written; one folder: one output set
+    files = {errata.resolve(): document, (folder / "audit-score.json").resolve(): result}
+    for where in dict.fromkeys(path.parent for path in files):
+        texts = {p.name: dumps_json(d) for p, d in files.items() if p.parent == where}
+        write_set(where, texts)
     rate = result["error_rate"]
     kappas = ", ".join(
         f"{q} {k:.3f}" if k is not None else f"{q} undefined (every vote the same)"

@@ -89,7 +89,7 @@ COLUMNS: Final = (
 class ExportRecord(BaseModel):
     """The `twinbench` key-value metadata of an exported Parquet file."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     format: Literal["twinbench.hf/1"]
     item_schema: Literal["twinbench.item/1"]

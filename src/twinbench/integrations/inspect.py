@@ -319,6 +319,11 @@ def import_inspect(log: Path, out: Path, benchmark: Path | None = None) -> RunRe
         known = by_id.get(str(sample.id))
         if known is None:
             raise InputError(f"{log}: sample {sample.id!r} is not an item of {folder}")
+        if isinstance(sample.epoch, bool) or not isinstance(sample.epoch, int) or sample.epoch < 1:
+            raise InputError(
+                f"{log}: sample {sample.id!r}: epoch {sample.epoch!r} (inspect counts epochs "
+                "from 1; epoch e is trial e - 1)"
+            )
         key = (sample.epoch, known[0])
         if key in rows:
             raise InputError(f"{log}: sample {sample.id!r}, epoch {sample.epoch}, twice")

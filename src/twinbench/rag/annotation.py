@@ -73,7 +73,10 @@ Claim boundaries are as given: do not split or merge claims.
 
 
 class _Record(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    # every number finite: a nan or inf score, grade or time is an input error
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, populate_by_name=True, allow_inf_nan=False
+    )
 
 
 class ShownPassage(_Record):

@@ -69,7 +69,10 @@ class FailureLabel(StrEnum):
 
 
 class _Record(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    # every number finite: a nan or inf score, grade or time is an input error
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, populate_by_name=True, allow_inf_nan=False
+    )
 
 
 class Claim(_Record):

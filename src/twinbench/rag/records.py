@@ -55,12 +55,17 @@ def _facts(value: object) -> object:
     return value
 
 
+#: the grade of directly sufficient evidence: an unanswerable case has none
+SUFFICIENT = 3
 #: a judgment grade: 1 helpful, 2 (between), 3 directly sufficient; 0 judged not relevant
 Grade = Annotated[StrictInt, Field(ge=0), BeforeValidator(_grade)]
 
 
 class _Record(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    # every number finite: a nan or inf score, grade or time is an input error
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, populate_by_name=True, allow_inf_nan=False
+    )
 
 
 class Passage(_Record):
@@ -120,6 +125,14 @@ class Case(_Record):
             raise PydanticCustomError(
                 "answerable_without_evidence",
                 "answerable but no evidence with a grade above 0 supports it",
+            )
+        sufficient = [e.passage_id for e in self.evidence if e.grade >= SUFFICIENT]
+        if not self.answerable and sufficient:
+            raise PydanticCustomError(
+                "unanswerable_with_sufficient_evidence",
+                "unanswerable but passage {passage} is graded {grade} (directly sufficient "
+                "evidence answers it); grade it 1 or 2, or make the case answerable",
+                {"passage": sufficient[0], "grade": SUFFICIENT},
             )
         if self.adversarial != (self.adversarial_kind is not None):
             raise PydanticCustomError(

@@ -52,7 +52,7 @@ VARIANT: Final = "own"
 class OwnAnswer(BaseModel):
     """One answer of the user's own assistant, as `rag score` reads it."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     case_id: Text = Field(description="A case of the cases file (one row per case)")
     answer: StrictStr = Field(

@@ -8,6 +8,7 @@ ranking that repeats a DOCID is an input error, never extra gain. Grades are int
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -73,6 +74,8 @@ def read_run(path: Path) -> Run:
             score = float(score_text)
         except ValueError:
             raise InputError(f"{path}:{lineno}: score {score_text!r} is not a number") from None
+        if not math.isfinite(score):
+            raise InputError(f"{path}:{lineno}: score {score_text!r} is not a finite number")
         first = seen.setdefault((qid, docid), lineno)
         if first != lineno:
             raise InputError(
@@ -116,9 +119,13 @@ def write_run(
     (use it when scores can differ by less than the default's 1e-6, as fused scores can,
     since a reader re-ranks by the written score).
     """
+    for qid, ranking in run.items():
+        check_ranking(qid, ranking)
+        for docid, score in ranking:  # before anything is written: a fused nan is refused
+            if not math.isfinite(score):
+                raise InputError(f"query {qid!r}: passage {docid!r} has score {score}")
     with atomic_write(path) as handle:
         for qid in sorted(run):
-            check_ranking(qid, run[qid])
             for position, (docid, score) in enumerate(rank(run[qid]), start=1):
                 handle.write(f"{qid} Q0 {docid} {position} {score:{score_format}} {tag}\n")
 
