@@ -135,8 +135,15 @@ def test_from_refuses_what_it_cannot_honour(small: Path, tmp_path: Path, runner:
 def test_from_checks_the_rebuilt_files_against_the_manifest(
     small: Path, tmp_path: Path, runner: CliRunner
 ) -> None:
-    edited = _edited(small, tmp_path, seed=1)  # hand-edited: seed 1 makes other items
-    result = runner.invoke(app, ["build", "--from", str(edited), "--out", str(tmp_path / "out")])
-    assert result.exit_code == 2
-    assert "the rebuilt items.jsonl" in result.stderr
-    assert "differ from the sha256 it records" in result.stderr
+    for change in ({"seed": 1}, {"per_generator": 3}):  # hand-edited: other items
+        edited = _edited(small, tmp_path, **change)
+        line = _refused(runner, edited, tmp_path / "out" / "new")  # no folder left behind
+        assert "the rebuilt items.jsonl" in line and "differ from the sha256 it records" in line
+        assert not (tmp_path / "out").exists()
+        # onto an existing benchmark: every file of it survives byte for byte
+        existing = tmp_path / "existing"
+        build(existing, per_generator=2, seed=9)
+        before = _files(existing)
+        result = runner.invoke(app, ["build", "--from", str(edited), "--out", str(existing)])
+        assert result.exit_code == 2, result.output
+        assert _files(existing) == before

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -390,13 +392,22 @@ def rebuild(manifest: Path, out: Path, progress: Progress | None = None) -> Buil
     problems = reproduction_problems(record, str(manifest))
     if problems:
         raise InputError(f"{manifest}: cannot rebuild byte for byte: " + "; ".join(problems))
-    result = build_benchmark(out, options, progress)
-    differ = [n for n, digest in record.files.items() if result.manifest["files"].get(n) != digest]
-    if differ:
-        raise InputError(
-            f"{manifest}: the rebuilt {', '.join(differ)} in {out} differ from the sha256 it "
-            "records (a hand-edited manifest, or a generator that is not deterministic)"
-        )
+    # built aside and checked first: a refusal leaves `out` as it was (or absent)
+    with tempfile.TemporaryDirectory(prefix="twinbench-rebuild-") as scratch:
+        built = Path(scratch) / "benchmark"
+        result = build_benchmark(built, options, progress)
+        files = result.manifest["files"]
+        differ = [n for n, digest in record.files.items() if files.get(n) != digest]
+        if differ:
+            raise InputError(
+                f"{manifest}: the rebuilt {', '.join(differ)} differ from the sha256 it "
+                f"records (a hand-edited manifest, or a generator that is not deterministic); "
+                f"nothing was written to {out}"
+            )
+        with output_set(out) as stage:
+            for path in sorted(built.rglob("*")):
+                if path.is_file():
+                    shutil.copyfile(path, stage(str(path.relative_to(built))))
     return result
 
 

@@ -116,8 +116,10 @@ def output_set(folder: Path) -> Iterator[Callable[[str], Path]]:
 
     Yields `stage(name) -> Path`: where to write the file that will become `folder/name`
     (`name` may hold a subfolder, e.g. `holdout/items.jsonl`). On an exception nothing staged
-    reaches `folder`.
+    reaches `folder`, and the folders this call created (an `--out` that was not there) are
+    removed again.
     """
+    created = [p for p in (folder, *folder.parents) if not p.exists()]
     folder.mkdir(parents=True, exist_ok=True)
     recover(folder)
     stage_dir = folder / f"{STAGE_PREFIX}{os.getpid()}-{secrets.token_hex(4)}"
@@ -148,6 +150,12 @@ def output_set(folder: Path) -> Iterator[Callable[[str], Path]]:
         _fault("journal")
         _apply(folder, journal)
         (folder / JOURNAL).unlink()
+    except BaseException:
+        shutil.rmtree(stage_dir, ignore_errors=True)
+        for made in created:  # a refused set leaves no folder it made (deepest first)
+            with contextlib.suppress(OSError):
+                made.rmdir()
+        raise
     finally:
         shutil.rmtree(stage_dir, ignore_errors=True)
 
