@@ -155,3 +155,56 @@ def test_an_output_that_is_a_folder_is_refused_before_anything_moves(tmp_path: P
     assert f"{root / 'report.html'}: is a folder" in result.stderr
     assert not (root / "metrics.json").exists() and not (root / "report.md").exists()
     assert _leftovers(root) == []
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(folder)): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and "__pycache__" not in p.parts
+    }
+
+
+def _surfaces(tmp_path: Path) -> dict[str, tuple[list[str], list[str], Path]]:
+    """Per newer surface: (a first command, a second that writes other bytes, its folder)."""
+    from rag.test_beir_import import beir_folder
+
+    from twinbench.rag.corpus import COURSE_NOTES as notes
+
+    beir = beir_folder(tmp_path)
+    benches = [tmp_path / "bench1", tmp_path / "bench2"]
+    for n, bench in enumerate(benches, start=1):
+        assert _twinbench("build", "--out", str(bench), "--per-generator", str(n)).returncode == 0
+    return {
+        "rag import beir": (
+            ["rag", "import", "beir", str(beir), "--out", str(tmp_path / "imp")],
+            ["rag", "import", "beir", str(beir), "--out", str(tmp_path / "imp"), "--version", "v2"],
+            tmp_path / "imp",
+        ),
+        "rag retrieve": (
+            ["rag", "retrieve", str(notes), "--out", str(tmp_path / "ret" / "bm25.txt")],
+            ["rag", "retrieve", str(notes), "--out", str(tmp_path / "ret" / "bm25.txt"), "--k", "3"],
+            tmp_path / "ret",
+        ),
+        "export lm-eval": (
+            ["export", "lm-eval", str(benches[0]), "--out", str(tmp_path / "task"), "--name", "t"],
+            ["export", "lm-eval", str(benches[1]), "--out", str(tmp_path / "task"), "--name", "t"],
+            tmp_path / "task",
+        ),
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize("surface", ["rag import beir", "rag retrieve", "export lm-eval"])
+def test_newer_surfaces_killed_mid_commit_keep_the_old_set(tmp_path: Path, surface: str) -> None:
+    first, second, folder = _surfaces(tmp_path)[surface]
+    assert _twinbench(*first).returncode == 0
+    old = _files(folder)
+    _killed(_twinbench(*second, fault="staged"))
+    recover(folder)
+    assert _files(folder) == old and _leftovers(folder) == []
+    # killed after its journal, the commit rolls forward: the whole new set
+    _killed(_twinbench(*second, fault="journal"))
+    recover(folder)
+    new = _files(folder)
+    assert new != old and _leftovers(folder) == []
+    assert _twinbench(*second).returncode == 0 and set(_files(folder)) == set(new)

@@ -91,3 +91,17 @@ def test_cli_fuse_refuses_bad_input(tmp_path: Path) -> None:
     result = runner.invoke(app, ["rag", "fuse", str(dense), "--out", str(out)])
     assert result.exit_code == 2 and "two or more run files" in result.stderr
     assert not out.exists()
+
+
+def test_a_refused_fuse_leaves_the_existing_fused_run_byte_for_byte(tmp_path: Path) -> None:
+    a, b, bad = tmp_path / "a.txt", tmp_path / "b.txt", tmp_path / "bad.txt"
+    a.write_text("q Q0 x 1 2 t\nq Q0 y 2 1 t\n")
+    b.write_text("q Q0 y 1 2 t\nq Q0 x 2 1 t\n")
+    bad.write_text("q Q0 y 1 nan t\n")
+    out = tmp_path / "fused.txt"
+    assert CliRunner().invoke(app, ["rag", "fuse", str(a), str(b), "-o", str(out)]).exit_code == 0
+    before = out.read_bytes()
+    refused = CliRunner().invoke(app, ["rag", "fuse", str(a), str(bad), "-o", str(out)])
+    assert refused.exit_code == 2
+    assert refused.stderr.strip() == f"error: {bad}:1: score 'nan' is not a finite number"
+    assert out.read_bytes() == before

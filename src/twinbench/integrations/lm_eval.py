@@ -34,7 +34,7 @@ from twinbench.jsonl import (
     read_json,
     write_jsonl,
 )
-from twinbench.outputs import recover
+from twinbench.outputs import output_set, recover
 from twinbench.records import Item, Response
 from twinbench.runner import items_digest, load_benchmark
 from twinbench.runrecord import RunRecord
@@ -176,13 +176,14 @@ def export_lm_eval(benchmark: Path, out: Path, name: str | None) -> LmEvalExport
     _check_out(out, task)
     folder = out.resolve()
     done = LmEvalExport(task, folder, len(shown), len(items) - len(shown), benchmark.resolve())
-    # the YAML last: a killed export leaves no task for lm-eval to find
-    write_jsonl(folder / DOCS, [item_doc(item) for item in shown])
-    for file_name, text in ((UTILS, _UTILS_TEXT), (README, _readme(done))):
-        with atomic_write(folder / file_name) as handle:
-            handle.write(text)
-    with atomic_write(folder / f"{task}.yaml") as handle:
-        handle.write(task_yaml(task, folder / DOCS, done.benchmark, items))
+    # one output set: a refusal or a kill leaves the old task folder, or the new one whole
+    with output_set(folder) as stage:
+        write_jsonl(stage(DOCS), [item_doc(item) for item in shown])
+        for file_name, text in ((UTILS, _UTILS_TEXT), (README, _readme(done))):
+            with atomic_write(stage(file_name)) as handle:
+                handle.write(text)
+        with atomic_write(stage(f"{task}.yaml")) as handle:
+            handle.write(task_yaml(task, folder / DOCS, done.benchmark, items))
     return done
 
 

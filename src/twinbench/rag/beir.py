@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from twinbench.jsonl import InputError, iter_json_lines, read_text, sha256_file, write_jsonl
+from twinbench.outputs import output_set
 from twinbench.rag.corpus import write_corpus
 from twinbench.rag.records import Case, Evidence, Passage
 from twinbench.rag.trec import Qrels, write_qrels
@@ -142,11 +143,11 @@ def _write(
     cutting: str,
     source: dict[str, Any],
 ) -> Imported:
-    out.mkdir(parents=True, exist_ok=True)
-    write_jsonl(out / "cases.jsonl", cases)
-    write_qrels(out / "qrels.txt", qrels)
-    # corpus.json last: a folder that has it is complete
-    write_corpus(out, passages, version=version, cutting=cutting, source=source)
+    # one output set: a refusal or a kill leaves the old import, or the new one whole
+    with output_set(out) as stage:
+        write_jsonl(stage("cases.jsonl"), cases)
+        write_qrels(stage("qrels.txt"), qrels)
+        write_corpus(out, passages, version=version, cutting=cutting, source=source, stage=stage)
     return Imported(
         out=out,
         version=version,

@@ -8,7 +8,7 @@ Problems are `FILE:LINE: problem` lines (`jsonl.InputError` when not collected).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -27,6 +27,7 @@ from twinbench.jsonl import (
     write_json,
     write_jsonl,
 )
+from twinbench.outputs import output_set
 from twinbench.rag.records import CorpusManifest, Passage
 
 PASSAGES: Final = "passages.jsonl"
@@ -168,11 +169,19 @@ def write_corpus(
     version: str,
     cutting: str,
     source: Mapping[str, Any] | None = None,
+    stage: Callable[[str], Path] | None = None,
 ) -> CorpusManifest:
     """Write `folder/passages.jsonl` and its `corpus.json` (version, sha256, cutting).
 
     Every passage must carry `version` as its corpus_version and a passage id of its own.
+    The two files are one output set (`outputs.output_set`), or part of the caller's set
+    when `stage` is given.
     """
+    if stage is None:
+        with output_set(folder) as own:
+            return write_corpus(
+                folder, passages, version=version, cutting=cutting, source=source, stage=own
+            )
     rows = list(passages)
     seen: set[str] = set()
     for n, passage in enumerate(rows, start=1):
@@ -184,13 +193,14 @@ def write_corpus(
                 f"passage {n} ({passage.passage_id}): corpus_version "
                 f"{passage.corpus_version!r} is not {version!r}"
             )
-    write_jsonl(folder / PASSAGES, rows)
+    written = stage(PASSAGES)
+    write_jsonl(written, rows)
     manifest = CorpusManifest(
         version=version,
-        files={PASSAGES: sha256_file(folder / PASSAGES)},
+        files={PASSAGES: sha256_file(written)},
         passages=len(rows),
         cutting=cutting,
         source=dict(source or {}),
     )
-    write_json(folder / MANIFEST, record_dict(manifest))
+    write_json(stage(MANIFEST), record_dict(manifest))
     return manifest

@@ -23,6 +23,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from twinbench.jsonl import InputError, sha256_file, write_json
+from twinbench.outputs import output_set
 from twinbench.rag.corpus import PASSAGES, Corpus, load_corpus
 from twinbench.rag.retrievers import RetrieverOptions, build_retriever
 from twinbench.rag.retrievers.base import Hits, Retriever
@@ -191,11 +192,14 @@ def write_retrieval(out: Path, retrieval: Retrieval) -> RetrievalRecord:
     """Write the run, its candidates (if reranked) and the record; return the record."""
     run_path, record_path, pool_path = output_paths(out)
     tag = retrieval.record.tag
-    write_run(run_path, retrieval.hits, tag, SCORE_FORMAT)
-    extra: dict[str, Any] = {"run_file": run_path.name}
-    if retrieval.candidates is not None:
-        write_run(pool_path, retrieval.candidates, f"{tag}-candidates", SCORE_FORMAT)
-        extra["candidates_file"] = pool_path.name
-    record = retrieval.record.model_copy(update=extra)
-    write_json(record_path, record.model_dump(mode="json", by_alias=True))
+    # one output set: a refusal or a kill leaves the old run and record, or the new ones
+    with output_set(run_path.parent) as stage:
+        write_run(stage(run_path.name), retrieval.hits, tag, SCORE_FORMAT)
+        extra: dict[str, Any] = {"run_file": run_path.name}
+        if retrieval.candidates is not None:
+            candidates = retrieval.candidates
+            write_run(stage(pool_path.name), candidates, f"{tag}-candidates", SCORE_FORMAT)
+            extra["candidates_file"] = pool_path.name
+        record = retrieval.record.model_copy(update=extra)
+        write_json(stage(record_path.name), record.model_dump(mode="json", by_alias=True))
     return record
