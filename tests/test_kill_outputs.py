@@ -168,13 +168,13 @@ def _files(folder: Path) -> dict[str, bytes]:
 def _surfaces(tmp_path: Path) -> dict[str, tuple[list[str], list[str], Path]]:
     """Per newer surface: (a first command, a second that writes other bytes, its folder)."""
     from rag.test_beir_import import beir_folder
-
     from twinbench.rag.corpus import COURSE_NOTES as notes
 
     beir = beir_folder(tmp_path)
     benches = [tmp_path / "bench1", tmp_path / "bench2"]
     for n, bench in enumerate(benches, start=1):
         assert _twinbench("build", "--out", str(bench), "--per-generator", str(n)).returncode == 0
+    ret = str(tmp_path / "ret" / "bm25.txt")
     return {
         "rag import beir": (
             ["rag", "import", "beir", str(beir), "--out", str(tmp_path / "imp")],
@@ -182,8 +182,8 @@ def _surfaces(tmp_path: Path) -> dict[str, tuple[list[str], list[str], Path]]:
             tmp_path / "imp",
         ),
         "rag retrieve": (
-            ["rag", "retrieve", str(notes), "--out", str(tmp_path / "ret" / "bm25.txt")],
-            ["rag", "retrieve", str(notes), "--out", str(tmp_path / "ret" / "bm25.txt"), "--k", "3"],
+            ["rag", "retrieve", str(notes), "--out", ret],
+            ["rag", "retrieve", str(notes), "--out", ret, "--k", "3"],
             tmp_path / "ret",
         ),
         "export lm-eval": (
