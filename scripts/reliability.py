@@ -39,7 +39,18 @@ AREAS: dict[str, list[str]] = {
         "tests/test_integrity.py::test_an_output_path",
         "tests/test_run.py",
     ],
-    "output sets under kill -9 (build, report, grade --out, eval)": ["tests/test_kill_outputs.py"],
+    "output sets under kill -9 (build, report, grade --out, eval, rag import, rag retrieve, "
+    "export lm-eval)": ["tests/test_kill_outputs.py"],
+    "newer surfaces: build --from, merge, rag fuse, RAG records, inspect logs": [
+        "tests/test_build_record.py::test_from_",
+        "tests/test_shards.py::test_bad_merges",
+        "tests/test_shards.py::test_a_refused_merge",
+        "tests/rag/test_fusion.py::test_a_refused",
+        "tests/rag/test_trec.py",
+        "tests/rag/test_cases_validate.py::test_each_problem",
+        "tests/integrations/test_inspect.py::test_import_refuses",
+    ],
+    "usage errors (one error: line naming option, value, range)": ["tests/test_usage_errors.py"],
     "importers, audit score, --costs": [
         "tests/test_bad_inputs_import.py",
         "tests/audit/test_human.py",
@@ -51,7 +62,10 @@ AREAS: dict[str, list[str]] = {
         "tests/systems/test_http_limits.py",
         "tests/systems/test_secrets.py",
     ],
-    "property tests (hypothesis, derandomized)": ["tests/test_fuzz.py"],
+    "property tests (hypothesis, derandomized)": [
+        "tests/test_fuzz.py",
+        "tests/rag/test_reader_properties.py",
+    ],
 }
 
 
