@@ -104,10 +104,11 @@ def measure(url: str, window: int, per_window: int, latency: float) -> dict[str,
     ]
     options = SystemOptions(base_url=url, model="m", concurrency=window, retries=0, timeout_s=60)
     system = make_system("openai", options)
+    load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as folder:
-        began = time.perf_counter()
+        began, cpu = time.perf_counter(), time.process_time()
         record = run(system, RunPlan(items), Path(folder) / "run")
-        seconds = time.perf_counter() - began
+        seconds, cpu = time.perf_counter() - began, time.process_time() - cpu
     sent = record.responses or 0
     rate = sent / seconds
     ideal = window / latency
@@ -117,6 +118,9 @@ def measure(url: str, window: int, per_window: int, latency: float) -> dict[str,
         "seconds": seconds,
         "rate": rate,
         "share": rate / ideal,
+        "cpu_ms": cpu / sent * 1000,
+        "load_before": load,
+        "load_after": os.getloadavg()[0],
     }
 
 
@@ -158,13 +162,17 @@ def main() -> None:
             sweep(url, args.rounds_at, [int(r) for r in args.rounds.split(",")], args.latency)
             return
         print(f"latency {args.latency * 1000:.0f} ms, {args.per_window} requests per slot")
-        print("| window C | requests | seconds | items/s | ideal C/latency | share of ideal |")
-        print("|---:|---:|---:|---:|---:|---:|")
+        print(
+            "| window C | requests | seconds | items/s | ideal C/latency | share of ideal "
+            "| client CPU ms/request | load before → after |"
+        )
+        print("|---:|---:|---:|---:|---:|---:|---:|---|")
         for window in (int(w) for w in args.windows.split(",")):
             r = measure(url, window, args.per_window, args.latency)
             print(
                 f"| {window} | {r['requests']:.0f} | {r['seconds']:.2f} | {r['rate']:.1f} | "
-                f"{window / args.latency:.0f} | {r['share']:.2f} |",
+                f"{window / args.latency:.0f} | {r['share']:.2f} | {r['cpu_ms']:.2f} | "
+                f"{r['load_before']:.2f} → {r['load_after']:.2f} |",
                 flush=True,
             )
     finally:
