@@ -1,43 +1,14 @@
-"""Connection pools and futures for the HTTP adapters: several pooled clients (each at most
-`POOL` connections) shared by least-busy choice, and Futures per request from Futures per
-group of requests (a batch endpoint answers a group in one call)."""
+"""Futures for the HTTP adapters: a Future per request from a Future per group of requests
+(a batch endpoint answers a group in one call)."""
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from concurrent.futures import Future
 from typing import Any
 
-import httpx
-
 from twinbench.records import Response
 from twinbench.systems.base import Request
-
-#: the most connections one httpx pool holds (more clients share a larger window)
-POOL = 16
-
-
-class Pools:
-    """Several pooled clients; a call takes the one with the fewest calls in flight (used
-    only on its event loop's thread, so the counts need no lock)."""
-
-    def __init__(self, clients: list[httpx.AsyncClient]) -> None:
-        self.clients = clients
-        self.busy = [0] * len(clients)
-
-    @contextlib.contextmanager
-    def least_busy(self) -> Iterator[httpx.AsyncClient]:
-        n = min(range(len(self.clients)), key=self.busy.__getitem__)
-        self.busy[n] += 1
-        try:
-            yield self.clients[n]
-        finally:
-            self.busy[n] -= 1
-
-    async def aclose(self) -> None:
-        for client in self.clients:
-            await client.aclose()
 
 
 def first_of(future: Future[list[Response]]) -> Future[Response]:
