@@ -8,10 +8,14 @@ sleeps `--latency` seconds, then answers the first listed answer as a JSON decis
 server costs the client no GIL time. For each window C (`--concurrency C`), the runner sends
 exactly C × per-window requests (the shipped example items, copied under new ids) through the
 `openai` adapter and the real runner (responses written and fsynced to a temporary run
-folder); items/s is compared with the ideal C / latency. Target: at least 0.9 of ideal for C
-up to 64 (docs/benchmarks.md runs it with --per-window 50). `--rounds-at C` instead runs window C
-at each of `--rounds` requests per slot and prints the seconds per round in steady state (the
-slope between the shortest and the longest run) and the one-off cost per run (the intercept).
+folder); items/s is compared with the ideal C / latency, and the client's CPU (process time of
+this process, all its threads) is divided by the requests. The load average before and after
+each window is printed: the server shares the machine, and so does anything else running.
+Target (issue 25): at least 0.9 of ideal at C = 64 and 0.85 at C = 256, with at most 1 ms of
+client CPU a request (docs/benchmarks.md runs it with --windows 1,16,64,256 --per-window 50).
+`--rounds-at C` instead runs window C at each of `--rounds` requests per slot and prints the
+seconds per round in steady state (the slope between the shortest and the longest run) and the
+one-off cost per run (the intercept).
 Needs uvicorn (installed with the dev extra: llama-cpp-python[server]); with uvloop and
 httptools (also in the dev extra) uvicorn serves the way vLLM's server does, and costs the
 shared CPU less.

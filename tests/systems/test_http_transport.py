@@ -1,6 +1,7 @@
 """The HTTP client's transport against real sockets on 127.0.0.1: a window of 256 calls is in
 flight at once on one client, the URL goes out as given (percent-escapes in a query kept), a
-redirect is not followed, and a proxy named by the environment is used (NO_PROXY honoured).
+redirect is not followed, a proxy named by the environment is used (NO_PROXY honoured), and a
+streaming client never closed ends quietly with the program.
 
 No test here measures speed: each waits on the server's own record of what arrived.
 """
@@ -8,6 +9,8 @@ No test here measures speed: each waits on the server's own record of what arriv
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import threading
 from concurrent.futures import wait
 from http.server import BaseHTTPRequestHandler
@@ -114,3 +117,27 @@ def test_a_proxy_in_the_environment_is_used_and_no_proxy_is_honoured(
     assert via[0].status == "ok"
     assert [h.path for h in hits] == [f"{target}/chat/completions"]
     assert direct[0].status == "error" and "connection failed" in (direct[0].error or "")
+
+
+LEFT_OPEN = """
+import sys
+from twinbench.systems import SystemOptions, make_system
+from twinbench.systems.base import Request
+from twinbench.records import ChoiceQuestion
+question = ChoiceQuestion(instructions="Which team?", options=["billing", "sales"])
+system = make_system("openai", SystemOptions(base_url=sys.argv[1], retries=0))
+requests = [Request(item_id=f"i{k}", state="s", question=question) for k in range(3)]
+print(" ".join(f.result().status for f in system.submit(requests)))
+"""
+
+
+def test_a_streaming_client_never_closed_ends_quietly_with_the_program() -> None:
+    # a library caller that submits and never calls close(): its connections are closed at
+    # exit, and nothing is said about an unclosed session
+    with serve_raw(lambda h, hit: send(h, 200, OK_BODY)) as (url, hits):
+        done = subprocess.run(
+            [sys.executable, "-c", LEFT_OPEN, url], capture_output=True, text=True, timeout=120
+        )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["ok"] * 3 and len(hits) == 3
+    assert done.stderr == ""

@@ -25,9 +25,11 @@ the URL credentials and those parameters are redacted from every stored error an
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import threading
 import time
+import weakref
 from collections.abc import Callable, Coroutine, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -78,6 +80,19 @@ class Exchange:
 
 
 _LOCK = threading.Lock()
+SHUT_S = 10.0
+
+
+def _shut(
+    loop: asyncio.AbstractEventLoop, session: aiohttp.ClientSession, thread: threading.Thread
+) -> None:
+    """Close a background loop's session, then stop the loop (waiting, at most SHUT_S, unless
+    called on that loop's own thread)."""
+    closing = asyncio.run_coroutine_threadsafe(session.close(), loop)
+    closing.add_done_callback(lambda _: loop.call_soon_threadsafe(loop.stop))
+    if threading.current_thread() is not thread:
+        with contextlib.suppress(TimeoutError):
+            closing.result(SHUT_S)
 
 
 def _text(data: bytes) -> str:
@@ -98,6 +113,7 @@ class HttpClient:
         self.endpoint = endpoint(options, system)
         self.proxy = proxy_for(self.endpoint.origin)
         self._loop: tuple[asyncio.AbstractEventLoop, aiohttp.ClientSession] | None = None
+        self._shut: Callable[[], object] | None = None
 
     async def _call(
         self, session: aiohttp.ClientSession, url: str, body: Any
@@ -339,17 +355,16 @@ class HttpClient:
 
                 session = asyncio.run_coroutine_threadsafe(make(), loop).result()
                 self._loop = (loop, session)
+                # closed by close(), or once this client is collected or the program exits
+                self._shut = weakref.finalize(self, _shut, loop, session, thread)
             return self._loop
 
     def close(self) -> None:
         """Close the streaming session and stop its loop (a no-op when none was started)."""
         with _LOCK:
-            if self._loop is None:
-                return
-            loop, session = self._loop
-            self._loop = None
-        asyncio.run_coroutine_threadsafe(session.close(), loop).result()
-        loop.call_soon_threadsafe(loop.stop)
+            shut, self._loop, self._shut = self._shut, None, None
+        if shut is not None:
+            shut()
 
     def post_all(
         self,
