@@ -41,7 +41,7 @@ import orjson
 from twinbench.records import Response
 from twinbench.systems.base import Request, SystemOptions, failure
 from twinbench.systems.endpoint import endpoint
-from twinbench.systems.http_futures import first_of, per_request
+from twinbench.systems.http_futures import per_request, start_on
 from twinbench.systems.http_reply import Got, Undecodable, read_reply, retry_after
 from twinbench.systems.http_session import open_session, proxy_for, wire_url
 from twinbench.systems.wire import OffContract, loads
@@ -318,12 +318,7 @@ class HttpClient:
         kept for the client's life, so a run opens its connections once. The caller bounds how
         many are in flight (the runner keeps a window of `concurrency`)."""
         loop, session = self._background()
-        return [
-            asyncio.run_coroutine_threadsafe(
-                self._group(session, group, path, body, parse, system), loop
-            )
-            for group in groups
-        ]
+        return start_on(loop, [self._group(session, g, path, body, parse, system) for g in groups])
 
     def submit_all(
         self,
@@ -334,14 +329,20 @@ class HttpClient:
         system: str,
     ) -> list[Future[Response]]:
         """submit_groups with one request per call: a Future per request."""
-        futures = self.submit_groups(
-            [[r] for r in requests],
-            lambda g: path(g[0]),
-            lambda g: body(g[0]),
-            lambda g, data, ms: [parse(g[0], data, ms)],
-            system,
-        )
-        return [first_of(f) for f in futures]
+
+        async def one(session: aiohttp.ClientSession, request: Request) -> Response:
+            (out,) = await self._group(
+                session,
+                [request],
+                lambda g: path(g[0]),
+                lambda g: body(g[0]),
+                lambda g, data, ms: [parse(g[0], data, ms)],
+                system,
+            )
+            return out
+
+        loop, session = self._background()
+        return start_on(loop, [one(session, r) for r in requests])
 
     def _background(self) -> tuple[asyncio.AbstractEventLoop, aiohttp.ClientSession]:
         with _LOCK:

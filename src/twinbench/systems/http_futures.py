@@ -1,28 +1,53 @@
-"""Futures for the HTTP adapters: a Future per request from a Future per group of requests
-(a batch endpoint answers a group in one call)."""
+"""Futures for the HTTP adapters: calls started on a background event loop as Futures, and a
+Future per request from a Future per group of requests (a batch endpoint answers a group in
+one call)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from concurrent.futures import Future
-from typing import Any
+import asyncio
+import contextlib
+import functools
+from collections.abc import Coroutine, Sequence
+from concurrent.futures import Future, InvalidStateError
+from typing import Any, TypeVar
 
 from twinbench.records import Response
 from twinbench.systems.base import Request
 
+T = TypeVar("T")
 
-def first_of(future: Future[list[Response]]) -> Future[Response]:
-    """A Future of a one-request group's only Response."""
-    out: Future[Response] = Future()
 
-    def done(f: Future[list[Response]]) -> None:
-        try:
-            out.set_result(f.result()[0])
-        except BaseException as exc:  # cancelled, or a bug: hand it on
-            out.set_exception(exc)
+def start_on(
+    loop: asyncio.AbstractEventLoop, jobs: Sequence[Coroutine[Any, Any, T]]
+) -> list[Future[T]]:
+    """Run each coroutine as a task on `loop` (running in another thread); a Future of each.
 
-    future.add_done_callback(done)
-    return out
+    One hop to the loop for the lot, and one Future per job settled by its task's done
+    callback (run_coroutine_threadsafe hops once per job and chains two futures)."""
+    futures: list[Future[T]] = [Future() for _ in jobs]
+
+    def begin() -> None:
+        for job, future in zip(jobs, futures, strict=True):
+            if future.cancelled():
+                job.close()
+            else:
+                loop.create_task(job).add_done_callback(functools.partial(_settle, future))
+
+    loop.call_soon_threadsafe(begin)
+    return futures
+
+
+def _settle(future: Future[T], task: asyncio.Task[T]) -> None:
+    """Hand a finished task's outcome on (unless its Future was cancelled meanwhile)."""
+    with contextlib.suppress(InvalidStateError):  # cancelled by its holder just now
+        if future.cancelled():
+            return
+        if task.cancelled():
+            future.cancel()
+        elif (error := task.exception()) is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(task.result())
 
 
 def per_request(
