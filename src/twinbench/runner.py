@@ -279,7 +279,14 @@ def _extends(old: RunRecord, items: Sequence[Item]) -> bool:
 
 def _versions() -> dict[str, str]:
     found = {"twinbench": __version__, "python": platform.python_version()}
-    for package in ("numpy", "torch", "transformers", "sentence-transformers", "httpx"):
+    for package in (
+        "numpy",
+        "torch",
+        "transformers",
+        "sentence-transformers",
+        "aiohttp",
+        "httpx",
+    ):
         try:
             found[package] = version(package)
         except PackageNotFoundError:

@@ -62,6 +62,10 @@ def send(
     handler.wfile.write(data)
 
 
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 1024  # a client opening a window of 256 connections at once
+
+
 @contextmanager
 def serve_raw(handle: RawHandler) -> Iterator[tuple[str, list[Hit]]]:
     """Run `handle(handler, hit)` for every POST on a free port; yield (url, hits)."""
@@ -79,7 +83,7 @@ def serve_raw(handle: RawHandler) -> Iterator[tuple[str, list[Hit]]]:
             with contextlib.suppress(BrokenPipeError, ConnectionResetError):
                 handle(self, hit)
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Server)
+    server = _Server(("127.0.0.1", 0), Server)
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

@@ -72,6 +72,8 @@ class Endpoint:
 
     def redact(self, value: Any) -> Any:
         """JSON data (or a string) with every secret in its strings replaced by "[redacted]"."""
+        if not self.secrets:
+            return value
         if isinstance(value, str):
             return self.redact_text(value)
         if isinstance(value, dict):

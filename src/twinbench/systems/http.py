@@ -12,6 +12,10 @@ Outcome rules (never an abstention):
 * Reading stops past `max_reply_bytes` (after decompression: a gzip bomb is cut, too); such a
   reply is `invalid`. A 2xx that is not JSON, or outside the adapter's contract, is `invalid`.
 
+Transport (`http_session.py`): one aiohttp session per event loop with room for `concurrency`
+connections; the URL is sent as given, a redirect is not followed (a 3xx is `error`), and a
+proxy named by HTTP_PROXY / HTTPS_PROXY / ALL_PROXY is used unless NO_PROXY exempts the host.
+
 Secrets (`endpoint.py`): the API key is checked when the system is built (InputError
 naming the variable, never its value); URL credentials are sent as HTTP Basic auth and, like
 key-like query parameters, never shown: the URL a card records has them removed, and the key,
@@ -21,21 +25,25 @@ the URL credentials and those parameters are redacted from every stored error an
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import threading
 import time
+import weakref
 from collections.abc import Callable, Coroutine, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-import httpx
+import aiohttp
+import orjson
 
 from twinbench.records import Response
 from twinbench.systems.base import Request, SystemOptions, failure
 from twinbench.systems.endpoint import endpoint
-from twinbench.systems.http_pool import POOL, Pools, first_of, per_request
+from twinbench.systems.http_futures import per_request, start_on
 from twinbench.systems.http_reply import Got, Undecodable, read_reply, retry_after
+from twinbench.systems.http_session import open_session, proxy_for, wire_url
 from twinbench.systems.wire import OffContract, loads
 
 __all__ = ["Exchange", "HttpClient", "OffContract", "loads", "per_request", "retry_after"]
@@ -72,10 +80,29 @@ class Exchange:
 
 
 _LOCK = threading.Lock()
+SHUT_S = 10.0
+
+
+def _shut(
+    loop: asyncio.AbstractEventLoop, session: aiohttp.ClientSession, thread: threading.Thread
+) -> None:
+    """Close a background loop's session, then stop the loop (waiting, at most SHUT_S, unless
+    called on that loop's own thread)."""
+    closing = asyncio.run_coroutine_threadsafe(session.close(), loop)
+    closing.add_done_callback(lambda _: loop.call_soon_threadsafe(loop.stop))
+    if threading.current_thread() is not thread:
+        with contextlib.suppress(TimeoutError):
+            closing.result(SHUT_S)
 
 
 def _text(data: bytes) -> str:
     return data.decode("utf-8", errors="replace")
+
+
+def _encode(body: Any) -> bytes:
+    """A JSON request body: UTF-8, compact (the bytes httpx's json.dumps wrote, in a 25th of
+    its time); keys that are not strings are written as strings, as json.dumps does."""
+    return orjson.dumps(body, option=orjson.OPT_NON_STR_KEYS)
 
 
 class HttpClient:
@@ -84,9 +111,13 @@ class HttpClient:
     def __init__(self, options: SystemOptions, system: str) -> None:
         self.options = options
         self.endpoint = endpoint(options, system)
-        self._loop: tuple[asyncio.AbstractEventLoop, Pools] | None = None
+        self.proxy = proxy_for(self.endpoint.origin)
+        self._loop: tuple[asyncio.AbstractEventLoop, aiohttp.ClientSession] | None = None
+        self._shut: Callable[[], object] | None = None
 
-    async def _call(self, client: httpx.AsyncClient, url: str, body: Any) -> Got | tuple[str, str]:
+    async def _call(
+        self, session: aiohttp.ClientSession, url: str, body: Any
+    ) -> Got | tuple[str, str]:
         """One call with its retries: a reply, or (status, error) of a call that got none.
 
         The retry loop is written here rather than with tenacity: a wait is bounded by what is
@@ -95,14 +126,14 @@ class HttpClient:
         leaves the second to a callback as long as this loop."""
         options = self.options
         deadline = time.monotonic() + options.timeout_s
-        auth = None if self.endpoint.auth is None else httpx.BasicAuth(*self.endpoint.auth)
+        sent, data = wire_url(url), _encode(body)
         for attempt in range(options.retries + 1):
             wait: float | None = None
             try:
-                got = await read_reply(client, url, body, auth, options.max_reply_bytes)
-            except httpx.TimeoutException:
-                raise TimeoutError from None
-            except httpx.TransportError as exc:
+                got = await read_reply(session, sent, data, self.proxy, options.max_reply_bytes)
+            except TimeoutError:  # the deadline's (a TimeoutError is an OSError, too)
+                raise
+            except (aiohttp.ClientError, OSError) as exc:
                 cause = f"connection failed: {type(exc).__name__}: {exc}".rstrip(": ")
             except Undecodable as exc:
                 return "invalid", str(exc)
@@ -131,10 +162,12 @@ class HttpClient:
             text = self.endpoint.redact_text(text)
         return text[:ERROR_EXCERPT]
 
-    async def _one(self, client: httpx.AsyncClient, url: str, body: Any) -> Got | tuple[str, str]:
+    async def _one(
+        self, session: aiohttp.ClientSession, url: str, body: Any
+    ) -> Got | tuple[str, str]:
         try:
             async with asyncio.timeout(self.options.timeout_s):
-                return await self._call(client, url, body)
+                return await self._call(session, url, body)
         except TimeoutError:
             return (
                 "timeout",
@@ -199,12 +232,13 @@ class HttpClient:
         The generic form (no Request/Response): RAG generation and judges read the JSON reply
         themselves. A timeout is its own status here ("timeout"), never "error"."""
 
-        async def one(pools: Pools, gate: asyncio.Semaphore, path: str, body: Any) -> Exchange:
+        async def one(
+            session: aiohttp.ClientSession, gate: asyncio.Semaphore, path: str, body: Any
+        ) -> Exchange:
             async with gate:
                 started = time.perf_counter()
                 try:
-                    with pools.least_busy() as client:
-                        got = await self._one(client, self.endpoint.url(path), body)
+                    got = await self._one(session, self.endpoint.url(path), body)
                     return self._classify(got, started)
                 except Exception as exc:  # a bug or an odd server: a status, never a crash
                     error = self.endpoint.redact_text(f"{type(exc).__name__}: {exc}")
@@ -214,17 +248,17 @@ class HttpClient:
 
         async def main() -> list[Exchange]:
             gate = asyncio.Semaphore(self.options.concurrency)
-            pools = self._pools()
+            session = open_session(self.options, self.endpoint)
             try:
-                return list(await asyncio.gather(*(one(pools, gate, p, b) for p, b in calls)))
+                return list(await asyncio.gather(*(one(session, gate, p, b) for p, b in calls)))
             finally:
-                await pools.aclose()
+                await session.close()
 
         return _run(main())
 
     async def _group(
         self,
-        pools: Pools,
+        session: aiohttp.ClientSession,
         group: list[Request],
         path: Callable[[list[Request]], str],
         body: Callable[[list[Request]], Any],
@@ -234,36 +268,12 @@ class HttpClient:
         """One group's call, parsed: one Response per request, failures as statuses."""
         started = time.perf_counter()
         try:
-            with pools.least_busy() as client:
-                got = await self._one(client, self.endpoint.url(path(group)), body(group))
+            got = await self._one(session, self.endpoint.url(path(group)), body(group))
             out = self._outcome(group, got, parse, system, started)
         except Exception as exc:  # a bug or an odd server: a status, never a crash
             error = self.endpoint.redact_text(f"{type(exc).__name__}: {exc}")
             out = [failure(r, system, "error", error, started=started) for r in group]
         return [self.endpoint.clean(r) for r in out]
-
-    def _pools(self) -> Pools:
-        return Pools(self._clients())
-
-    def _clients(self) -> list[httpx.AsyncClient]:
-        """Pooled clients with room for `concurrency` connections in all, at most POOL each.
-
-        One httpx pool slows down sharply past a few dozen connections (its pool bookkeeping
-        grows with the pool: httpx issue #3215); measured here, one pool of 64 ran 45
-        requests/s where four pools of 16 ran 250 (docs/benchmarks.md). Each call takes the
-        client with the fewest calls in flight (`Pools`), so a pool full of slow calls never
-        queues a call that another pool could send now."""
-        size = self.options.concurrency
-        count = -(-size // POOL)
-        per = -(-size // count)
-        return [
-            httpx.AsyncClient(
-                timeout=httpx.Timeout(self.options.timeout_s),
-                headers=self.endpoint.headers,
-                limits=httpx.Limits(max_connections=per, max_keepalive_connections=per),
-            )
-            for _ in range(count)
-        ]
 
     def post_groups(
         self,
@@ -279,18 +289,18 @@ class HttpClient:
         """
 
         async def one(
-            pools: Pools, gate: asyncio.Semaphore, group: list[Request]
+            session: aiohttp.ClientSession, gate: asyncio.Semaphore, group: list[Request]
         ) -> list[Response]:
             async with gate:
-                return await self._group(pools, group, path, body, parse, system)
+                return await self._group(session, group, path, body, parse, system)
 
         async def main() -> list[list[Response]]:
             gate = asyncio.Semaphore(self.options.concurrency)
-            pools = self._pools()
+            session = open_session(self.options, self.endpoint)
             try:
-                return list(await asyncio.gather(*(one(pools, gate, g) for g in groups)))
+                return list(await asyncio.gather(*(one(session, gate, g) for g in groups)))
             finally:
-                await pools.aclose()
+                await session.close()
 
         return _run(main())
 
@@ -304,16 +314,11 @@ class HttpClient:
     ) -> list[Future[list[Response]]]:
         """Start one call per group now; a Future per group (the streaming runner's path).
 
-        The calls run on this client's own event loop in a daemon thread, over one pooled
-        connection client kept for the client's life, so a run opens its connections once. The
-        caller bounds how many are in flight (the runner keeps a window of `concurrency`)."""
-        loop, pools = self._background()
-        return [
-            asyncio.run_coroutine_threadsafe(
-                self._group(pools, group, path, body, parse, system), loop
-            )
-            for group in groups
-        ]
+        The calls run on this client's own event loop in a daemon thread, over one session
+        kept for the client's life, so a run opens its connections once. The caller bounds how
+        many are in flight (the runner keeps a window of `concurrency`)."""
+        loop, session = self._background()
+        return start_on(loop, [self._group(session, g, path, body, parse, system) for g in groups])
 
     def submit_all(
         self,
@@ -324,38 +329,43 @@ class HttpClient:
         system: str,
     ) -> list[Future[Response]]:
         """submit_groups with one request per call: a Future per request."""
-        futures = self.submit_groups(
-            [[r] for r in requests],
-            lambda g: path(g[0]),
-            lambda g: body(g[0]),
-            lambda g, data, ms: [parse(g[0], data, ms)],
-            system,
-        )
-        return [first_of(f) for f in futures]
 
-    def _background(self) -> tuple[asyncio.AbstractEventLoop, Pools]:
+        async def one(session: aiohttp.ClientSession, request: Request) -> Response:
+            (out,) = await self._group(
+                session,
+                [request],
+                lambda g: path(g[0]),
+                lambda g: body(g[0]),
+                lambda g, data, ms: [parse(g[0], data, ms)],
+                system,
+            )
+            return out
+
+        loop, session = self._background()
+        return start_on(loop, [one(session, r) for r in requests])
+
+    def _background(self) -> tuple[asyncio.AbstractEventLoop, aiohttp.ClientSession]:
         with _LOCK:
             if self._loop is None:
                 loop = asyncio.new_event_loop()
                 thread = threading.Thread(target=loop.run_forever, daemon=True)
                 thread.start()
 
-                async def make() -> Pools:
-                    return self._pools()
+                async def make() -> aiohttp.ClientSession:
+                    return open_session(self.options, self.endpoint)
 
-                pools = asyncio.run_coroutine_threadsafe(make(), loop).result()
-                self._loop = (loop, pools)
+                session = asyncio.run_coroutine_threadsafe(make(), loop).result()
+                self._loop = (loop, session)
+                # closed by close(), or once this client is collected or the program exits
+                self._shut = weakref.finalize(self, _shut, loop, session, thread)
             return self._loop
 
     def close(self) -> None:
-        """Close the streaming clients and stop their loop (a no-op when none was started)."""
+        """Close the streaming session and stop its loop (a no-op when none was started)."""
         with _LOCK:
-            if self._loop is None:
-                return
-            loop, pools = self._loop
-            self._loop = None
-        asyncio.run_coroutine_threadsafe(pools.aclose(), loop).result()
-        loop.call_soon_threadsafe(loop.stop)
+            shut, self._loop, self._shut = self._shut, None, None
+        if shut is not None:
+            shut()
 
     def post_all(
         self,

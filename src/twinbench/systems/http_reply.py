@@ -7,10 +7,12 @@ import email.utils
 import math
 import time
 import zlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import httpx
+import aiohttp
+from yarl import URL
 
 
 @dataclass(frozen=True)
@@ -18,7 +20,7 @@ class Got:
     """A reply read to its end, or to just past the read cap."""
 
     status: int
-    headers: httpx.Headers
+    headers: Mapping[str, str]  # case-insensitive
     data: bytes
     over_cap: bool
 
@@ -38,13 +40,16 @@ def _decoder(encoding: str) -> Any:
     raise Undecodable(f"unsupported Content-Encoding {encoding!r}")
 
 
-async def read_reply(client: httpx.AsyncClient, url: str, body: Any, auth: Any, cap: int) -> Got:
-    """POST `body`; read the (decompressed) reply up to `cap` + 1 bytes."""
-    async with client.stream("POST", url, json=body, auth=auth) as reply:
+async def read_reply(
+    session: aiohttp.ClientSession, url: URL, body: bytes, proxy: str | None, cap: int
+) -> Got:
+    """POST `body` (redirects not followed); read the (decompressed) reply up to `cap` + 1
+    bytes."""
+    async with session.post(url, data=body, proxy=proxy, allow_redirects=False) as reply:
         decoder = _decoder(reply.headers.get("Content-Encoding", ""))
         chunks: list[bytes] = []
         size = 0
-        async for raw in reply.aiter_raw():
+        async for raw in reply.content.iter_any():
             pending = raw
             while pending and size <= cap:
                 if decoder is None:
@@ -59,10 +64,10 @@ async def read_reply(client: httpx.AsyncClient, url: str, body: Any, auth: Any, 
                 size += len(piece)
             if size > cap:
                 break
-        return Got(reply.status_code, reply.headers, b"".join(chunks), size > cap)
+        return Got(reply.status, reply.headers, b"".join(chunks), size > cap)
 
 
-def retry_after(headers: httpx.Headers) -> float | None:
+def retry_after(headers: Mapping[str, str]) -> float | None:
     """Seconds a Retry-After header asks to wait (delay-seconds or an HTTP-date), if any."""
     value = headers.get("Retry-After", "").strip()
     if not value:

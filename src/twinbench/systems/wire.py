@@ -57,6 +57,17 @@ def _integer(text: str) -> int | float:
     return value if -(2**63) <= value < 2**63 else float(text)
 
 
+_DECODER = json.JSONDecoder(parse_constant=_constant, parse_int=_integer)
+
+
 def loads(data: bytes | str) -> Any:
     """Strict JSON: NaN and Infinity are refused, out-of-range integers become floats."""
-    return json.loads(data, parse_constant=_constant, parse_int=_integer)
+    # json.loads(data, parse_constant=..., parse_int=...) without building a decoder per call
+    if isinstance(data, str):
+        if data.startswith("\ufeff"):
+            raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", data, 0)
+    elif isinstance(data, bytes | bytearray):
+        data = data.decode(json.detect_encoding(data), "surrogatepass")
+    else:
+        raise TypeError(f"the JSON object must be str or bytes, not {type(data).__name__}")
+    return _DECODER.decode(data)
