@@ -25,7 +25,7 @@ from twinbench.runner import run as run_plan
 from twinbench.runrecord import RunRecord
 from twinbench.systems import SystemOptions, make_system
 from twinbench.systems.base import System
-from twinbench.systems.baselines import form_codes
+from twinbench.systems.fitted import fitted_fields
 
 #: pairs per family `eval` sends by default: a 2-core CPU run of smollm2 stays under 15 minutes
 EVAL_PAIRS_PER_FAMILY = 120
@@ -113,8 +113,7 @@ def evaluate(
     fitted = (options or SystemOptions()).model_copy(
         update={
             "seed": seed,
-            "benchmark_languages": tuple(sorted({i.language for i in items})),
-            "form_codes": form_codes(items),
+            **fitted_fields(items),
         }
     )
     chosen = [make_system(s, fitted) if isinstance(s, str) else s for s in given]

@@ -10,6 +10,9 @@ count) gets them in that order. A killed run loses only what was in flight. On r
 file is read back, a torn last line (from a kill mid-write) is cut off, and every (item,
 trial, permutation) key already answered is skipped. `run.json` records the system card,
 versions, seeds, timings and counts, and is rewritten atomically at the start and the end.
+A shard (`--shard I/N`) is the exception to the file order: when it finishes, its file is
+rewritten in plan order (`slicing.write_in_order`: a temporary file, then a rename), which is
+how `merge` reads shards; a run of the whole plan keeps the order it wrote in.
 
 Nothing a system receives names the label (`blinding.py`): a request's `item_id` is an opaque
 per-run token that the runner maps back to the item id before writing, and the plan's order is
@@ -23,8 +26,8 @@ import os
 import platform
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Container, Iterator, Sequence
+from dataclasses import dataclass, field
 from functools import cached_property
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -40,18 +43,22 @@ from twinbench.jsonl import InputError, dumps_line, load_models, record_dict, sh
 from twinbench.outputs import recover
 from twinbench.records import ChoiceQuestion, Item, Response
 from twinbench.runrecord import RunRecord, load_run, write_run
+from twinbench.slicing import Key, ShardSlice, Task, task_ids, write_in_order
 from twinbench.streaming import Pace, stream, streams
 from twinbench.systems.base import Request, System, SystemCard
 
-Key = tuple[str, int, int]
 Progress = Callable[[int, int], None]
 
 
 @dataclass(frozen=True)
 class RunPlan:
-    """What to send: the items, trials and option permutations, in a fixed blind order."""
+    """What to send: the items, trials and option permutations, in a fixed blind order.
 
-    items: list[Item]
+    A shard's plan from `shards.load_shard` holds its slice (`part`) and no `items`: the whole
+    plan's item count and digest, and the lines of its own items, parsed as they are sent.
+    """
+
+    items: list[Item] = field(default_factory=list)
     trials: int = 1
     permutations: int = 1
     batch_size: int = 16
@@ -62,10 +69,55 @@ class RunPlan:
     max_tokens_per_s: float | None = None
     #: (I, N): only the tasks at plan positions p with p % N == I
     shard: tuple[int, int] | None = None
+    #: the shard's slice, read without the items outside it (`slicing.ShardSlice`)
+    part: ShardSlice | None = None
+
+    def __post_init__(self) -> None:
+        part = self.part
+        if part is not None and (part.shard, part.trials, part.permutations) != (
+            self.shard,
+            self.trials,
+            self.permutations,
+        ):
+            raise ValueError("RunPlan: shard, trials and permutations must be its part's")
+
+    @classmethod
+    def of_slice(
+        cls,
+        part: ShardSlice,
+        *,
+        batch_size: int = 16,
+        window: int | None = None,
+        max_rps: float | None = None,
+        max_tokens_per_s: float | None = None,
+    ) -> RunPlan:
+        """The plan that runs the shard slice `part`."""
+        return cls(
+            trials=part.trials,
+            permutations=part.permutations,
+            batch_size=batch_size,
+            window=window,
+            max_rps=max_rps,
+            max_tokens_per_s=max_tokens_per_s,
+            shard=part.shard,
+            part=part,
+        )
+
+    @property
+    def count(self) -> int:
+        """Items in the whole plan, a shard's too (run.json's `items`)."""
+        return self.part.count if self.part is not None else len(self.items)
 
     @cached_property
-    def _order(self) -> list[tuple[Item, int, int]]:
-        digest = items_digest(self.items)
+    def digest(self) -> str:
+        """`items_digest` of the whole plan's items, a shard's too (run.json's `items_sha256`)."""
+        return self.part.digest if self.part is not None else items_digest(self.items)
+
+    @cached_property
+    def _order(self) -> list[Task]:
+        if self.part is not None:
+            raise ValueError("a plan from load_shard knows its own tasks only")
+        digest = self.digest
         tasks = [
             (item, trial, permutation)
             for trial in range(self.trials)
@@ -74,13 +126,16 @@ class RunPlan:
         ]
         return sorted(tasks, key=lambda task: order_key(digest, task[0].id, task[1], task[2]))
 
-    def all_tasks(self) -> Iterator[tuple[Item, int, int]]:
+    def all_tasks(self) -> Iterator[Task]:
         """Every (item, trial, permutation) of the whole plan, in plan order: sorted by
         `blinding.order_key`, so a task's position says nothing of its label."""
         yield from self._order
 
-    def tasks(self) -> Iterator[tuple[Item, int, int]]:
+    def tasks(self) -> Iterator[Task]:
         """This run's tasks in sending order (its shard's slice of the plan, if sharded)."""
+        if self.part is not None:
+            yield from self.part.all()
+            return
         if self.shard is None:
             yield from self.all_tasks()
             return
@@ -88,6 +143,28 @@ class RunPlan:
         for position, task in enumerate(self.all_tasks()):
             if position % count == index:
                 yield task
+
+    def keys(self) -> Iterator[Key]:
+        """The (item id, trial, permutation) of each of this run's tasks, in sending order."""
+        if self.part is not None:
+            yield from self.part.keys()
+            return
+        for item, trial, permutation in self.tasks():
+            yield item.id, trial, permutation
+
+    def task_count(self) -> int:
+        """How many tasks this run sends."""
+        if self.part is not None:
+            return len(self.part.tasks)
+        total = self.count * self.trials * self.permutations
+        return total if self.shard is None else len(range(self.shard[0], total, self.shard[1]))
+
+    def pending(self, done: Container[Key]) -> Sequence[Task]:
+        """This run's tasks whose keys are not in `done`, in sending order (a shard's from
+        `load_shard` parses each item when its task is read)."""
+        if self.part is not None:
+            return self.part.pending(done)
+        return [k for k in self.tasks() if (k[0].id, k[1], k[2]) not in done]
 
 
 def load_benchmark(folder: Path, limit: int | None = None) -> list[Item]:
@@ -101,6 +178,11 @@ def load_benchmark(folder: Path, limit: int | None = None) -> list[Item]:
         path = folder / "items.jsonl"
     else:
         path = folder
+    return read_items(path, limit)
+
+
+def read_items(path: Path, limit: int | None = None) -> list[Item]:
+    """The items of an items.jsonl, first `limit` of them (no manifest check)."""
     items = [item for _, item in load_models(path, Item)]
     return items[:limit] if limit is not None else items
 
@@ -348,7 +430,7 @@ def run(
     (`retry_errors`). A streaming (HTTP) system first gets one request alone (`check`): a
     reply with status `error` raises CheckFailed before anything is written. With
     `max_error_rate`, run.json's `failed` says why when more of the rows are `error` or
-    `invalid`."""
+    `invalid`. A finished shard's responses.jsonl is rewritten in plan order."""
     if out.exists():
         recover(out)
     responses_path = out / "responses.jsonl"
@@ -358,8 +440,8 @@ def run(
         seed=seed,
         trials=plan.trials,
         permutations=plan.permutations,
-        items=len(plan.items),
-        items_sha256=items_digest(plan.items),
+        items=plan.count,
+        items_sha256=plan.digest,
         status="running",
         benchmark=None if benchmark is None else str(benchmark.resolve()),
         shard=None if plan.shard is None else f"{plan.shard[0]}/{plan.shard[1]}",
@@ -369,8 +451,8 @@ def run(
     read_done(responses_path, system.card.name)  # refuses a foreign or broken file first
     resent = drop_failures(responses_path) if retry_errors else 0
     done, _ = read_done(responses_path, system.card.name)
-    pending = [k for k in plan.tasks() if (k[0].id, k[1], k[2]) not in done]
-    ids = OpaqueIds(item.id for item, _, _ in pending)  # this session's key, in memory only
+    pending = plan.pending(done)
+    ids = OpaqueIds(task_ids(pending))  # this session's key, in memory only
     checked: list[Response] = []
     if check and pending and streams(system):
         checked.append(_check(system, request_for(*pending[0], ids.token(pending[0][0].id))))
@@ -418,6 +500,8 @@ def run(
         update = {"status": "interrupted", "sent_this_session": sent}
         write_run(out, record.model_copy(update=update | {"seconds_this_session": seconds}))
         raise
+    if plan.shard is not None:  # in plan order, which `merge` reads shards in
+        write_in_order(responses_path, plan.keys())
     _, counts = read_done(responses_path, system.card.name)
     rate, failed = failure_verdict(counts, max_error_rate)
     record = record.model_copy(
