@@ -135,7 +135,7 @@ def _without_index(bench: Path, out: Path) -> Path:
     for name in ("items.jsonl", "holdout"):
         (out / name).symlink_to(bench / name)
     manifest = orjson.loads((bench / "manifest.json").read_bytes())
-    del manifest["files"]["items.index.json"]
+    del manifest["files"]["items.index.jsonl"]
     (out / "manifest.json").write_bytes(orjson.dumps(manifest))
     return out
 
@@ -184,7 +184,7 @@ def main() -> None:
             bench = work / "bench"
             made = synthetic(bench, size, args.seed)
             megabytes = (bench / "items.jsonl").stat().st_size / 1e6
-            index = (bench / "items.index.json").stat().st_size / 1e6
+            index = (bench / "items.index.jsonl").stat().st_size / 1e6
             print(
                 f"| {size:,} | write the benchmark | {made:.2f} | | items.jsonl "
                 f"{megabytes:.0f} MB, index {index:.0f} MB | {os.getloadavg()[0]:.1f} |",

@@ -208,9 +208,9 @@ def test_shards_of_a_benchmark_without_an_index_merge_into_the_single_run(
     """A folder built before the items index: every shard loads every item, as before."""
     old = tmp_path / "old"
     shutil.copytree(bench, old)
-    (old / "items.index.json").unlink()
+    (old / "items.index.jsonl").unlink()
     manifest = json.loads((old / "manifest.json").read_text())
-    del manifest["files"]["items.index.json"]
+    del manifest["files"]["items.index.jsonl"]
     (old / "manifest.json").write_text(json.dumps(manifest))
     runner = CliRunner()
     _run(runner, bench, tmp_path / "single")

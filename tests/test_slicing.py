@@ -12,11 +12,12 @@ import orjson
 import pytest
 
 from twinbench.builder import build
-from twinbench.item_index import INDEX_NAME, write_index
-from twinbench.jsonl import InputError, sha256_file
+from twinbench.fitted import form_codes
+from twinbench.item_index import INDEX_NAME, IndexedItems, write_index
+from twinbench.jsonl import InputError, dumps_line, record_dict, sha256_file
 from twinbench.runner import RunPlan, items_digest, load_benchmark, run
 from twinbench.shards import load_shard, open_items, shard_slice, shard_slices
-from twinbench.slicing import SliceTasks, plan_order
+from twinbench.slicing import LoadedItems, SliceTasks, plan_order
 from twinbench.systems import SystemOptions, make_system
 
 TRIALS, PERMUTATIONS = 2, 3
@@ -57,22 +58,24 @@ def _run(plan: RunPlan, out: Path) -> tuple[bytes, dict[str, object]]:
 def test_the_index_digest_is_the_items_digest(bench: Path) -> None:
     items = load_benchmark(bench)
     manifest = json.loads((bench / "manifest.json").read_text())
-    index = json.loads((bench / INDEX_NAME).read_text())
-    assert index["items_sha256"] == manifest["files"]["items.jsonl"] == items_digest(items)
-    assert index["ids"] == [item.id for item in items]
+    header, *rows = (orjson.loads(line) for line in (bench / INDEX_NAME).read_bytes().splitlines())
+    assert header["items_sha256"] == manifest["files"]["items.jsonl"] == items_digest(items)
+    assert header["items"] == len(rows) == len(items)
+    assert [row[0] for row in rows] == [item.id for item in items]
     lines = (bench / "items.jsonl").read_bytes()
-    offsets = index["offsets"]
-    assert len(offsets) == len(items) + 1 and offsets[-1] == len(lines)
-    third = lines[offsets[3] : offsets[4]]
-    assert third.endswith(b"\n") and orjson.loads(third)["id"] == items[3].id
-    languages = sorted({item.language for item in items})
-    assert index["options"]["benchmark_languages"] == languages
+    assert rows[0][1] == 0 and rows[-1][1] + rows[-1][2] == len(lines)
+    _, offset, length = rows[3]
+    assert lines[offset : offset + length] == dumps_line(record_dict(items[3]))
+    assert header["options"] == {
+        "benchmark_languages": sorted({item.language for item in items}),
+        "form_codes": form_codes(items),
+    }
 
 
 def test_plan_order_is_the_order_of_a_plan_of_every_item(bench: Path) -> None:
     items = load_benchmark(bench)
     plan = RunPlan(items, trials=TRIALS, permutations=PERMUTATIONS)
-    order = plan_order([i.id for i in items], plan.digest, TRIALS, PERMUTATIONS)
+    order = plan_order(open_items(bench), TRIALS, PERMUTATIONS)
     n = len(items)
     from_numbers = [
         (items[t % n].id, t // n // PERMUTATIONS, t // n % PERMUTATIONS) for t in order.tolist()
@@ -111,7 +114,7 @@ def test_a_shard_parses_only_its_slice(bench: Path, tmp_path: Path) -> None:
     assert lines[5].count(flag) == 1
     lines[5] = lines[5].replace(flag, b'"answerable":"no"')
     (broken / "items.jsonl").write_bytes(b"".join(lines))
-    fitted = json.loads((bench / INDEX_NAME).read_text())["options"]
+    fitted = orjson.loads((bench / INDEX_NAME).read_bytes().splitlines()[0])["options"]
     write_index(broken / INDEX_NAME, broken / "items.jsonl", [i.id for i in items], fitted)
     manifest = json.loads((broken / "manifest.json").read_text())
     for name in ("items.jsonl", INDEX_NAME):
@@ -165,9 +168,8 @@ def test_slices_pickle_small_and_partition_the_plan(bench: Path) -> None:
 def test_limit_and_a_file_path_load_every_item(bench: Path) -> None:
     items = load_benchmark(bench, 5)
     for source in (open_items(bench, 5), open_items(bench / "items.jsonl", 5)):
-        assert source.offsets is None and list(source.ids) == [i.id for i in items]
+        assert isinstance(source, LoadedItems) and list(source.ids()) == [i.id for i in items]
         assert source.digest == items_digest(items)
-    indexed = open_items(bench)
-    assert indexed.offsets is not None and indexed.loaded == ()
+    assert isinstance(open_items(bench), IndexedItems)
     whole = RunPlan(items, shard=(1, 2))
     assert _keys(load_shard(bench, (1, 2), limit=5)) == _keys(whole)

@@ -23,6 +23,7 @@ from twinbench.build_record import (
 )
 from twinbench.corpus import Corpus, load_corpus
 from twinbench.errata import Errata
+from twinbench.fitted import fitted_fields
 from twinbench.generators import Generator, Pair, generator_classes, registered
 from twinbench.generators.base import item_seed
 from twinbench.generators.registry import builtin
@@ -31,7 +32,6 @@ from twinbench.jsonl import InputError, sha256_file, write_json, write_jsonl
 from twinbench.outputs import output_set
 from twinbench.partition import partition
 from twinbench.records import MANIFEST_SCHEMA, Item, ReasonCode
-from twinbench.systems.fitted import fitted_fields
 
 Progress = Callable[[str, int, int], None]
 #: held out by `build --release`: one generator per family whose outputs never go public.

@@ -1,12 +1,12 @@
 """Shards that read and hold only their slice of a benchmark (`run --shard I/N`, Ray tasks).
 
 With the benchmark's index (`item_index.py`) a shard parses none of the items outside its
-slice: it reads every id and the digest from the index, sorts the plan's task numbers
-(`slicing.plan_order`) and reads its own items' lines by offset. Without an index (a folder
-built before it, an items.jsonl path, `--limit` short of every item) every item is loaded, as
-a single-process run loads them, and the slice is cut from them. Either way the slice's tasks,
-their order and run.json (`items`, `items_sha256`, `shard`) are what a plan of all the items
-gives.
+slice: it streams every id from the index (the digest is in its header), sorts the plan's
+task numbers (`slicing.plan_order`) and reads its own items' lines by offset. Without an
+index (a folder built before it, an items.jsonl path, `--limit` short of every item) every
+item is loaded, as a single-process run loads them, and the slice is cut from them. Either
+way the slice's tasks, their order and run.json (`items`, `items_sha256`, `shard`) are what
+a plan of every item gives.
 """
 
 from __future__ import annotations
@@ -14,31 +14,23 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-import numpy as np
-
 from twinbench.item_index import read_index
 from twinbench.runner import RunPlan, check_manifest, items_digest, read_items
-from twinbench.slicing import PlanItems, ShardSlice, cut, plan_order
+from twinbench.slicing import LoadedItems, PlanItems, ShardSlice, cut, plan_order
 
 
 def open_items(benchmark: Path, limit: int | None = None) -> PlanItems:
     """The items of `benchmark` (a folder or an items.jsonl; the first `limit`) as a shard
-    needs them: from the folder's index, unless there is none or `limit` leaves items out."""
+    needs them: through the folder's index, unless there is none or `limit` leaves items out."""
     path = benchmark
     if benchmark.is_dir():
         manifest = check_manifest(benchmark)
         path = benchmark / "items.jsonl"
-        index = read_index(benchmark, manifest)
-        if index is not None and (limit is None or limit >= len(index.ids)):
-            return PlanItems(
-                ids=index.ids,
-                digest=index.items_sha256,
-                source=path,
-                offsets=np.asarray(index.offsets, dtype=np.int64),
-                fitted=index.options,
-            )
+        indexed = read_index(benchmark, manifest)
+        if indexed is not None and (limit is None or limit >= indexed.count):
+            return indexed
     items = read_items(path, limit)
-    return PlanItems([item.id for item in items], items_digest(items), path, loaded=items)
+    return LoadedItems(items, items_digest(items), path)
 
 
 def shard_slice(
@@ -62,7 +54,7 @@ def shard_slices(
     """Shards 0/N .. N-1/N of the plan, one at a time (the items read and the plan sorted
     once): what a driver hands its tasks, one slice each."""
     items = open_items(benchmark, limit)
-    order = plan_order(items.ids, items.digest, trials, permutations)
+    order = plan_order(items, trials, permutations)
     for index in range(shards):
         yield cut(items, (index, shards), trials, permutations, order)
 

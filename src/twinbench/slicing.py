@@ -4,10 +4,10 @@ A plan sends every (item, trial, permutation) sorted by `blinding.order_key`, wh
 digest of all the items with the task; shard I/N is the tasks at positions p with p % N == I.
 So a shard needs every item id and the digest to find its tasks, but only its own items:
 
-- `PlanItems`: a benchmark's items as a shard needs them: the ids in file order, the digest,
-  the fitted system options and any item's JSON line. `shards.open_items` reads them from the
-  benchmark's index (`item_index.py`) without parsing an item, or loads every item where
-  there is no index.
+- `PlanItems`: a benchmark's items as a shard needs them: how many, their digest, their ids
+  as a stream, and the ids and JSON lines of any of them. `item_index.IndexedItems` reads
+  them from the benchmark's index without parsing an item; `LoadedItems` holds the loaded
+  items, where there is no index (`shards.open_items` picks).
 - `plan_order`: the task numbers sorted by their keys with numpy, 16 bytes a task; the order
   `RunPlan.all_tasks` sorts its tasks into.
 - `ShardSlice`: one shard: its items' lines and its tasks in plan order; picklable and small
@@ -20,11 +20,10 @@ interleave N shard files row by row.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Container, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, overload
+from typing import Any, Protocol, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -32,6 +31,7 @@ import orjson
 from pydantic import ValidationError
 
 from twinbench.blinding import order_key
+from twinbench.fitted import fitted_fields
 from twinbench.jsonl import (
     InputError,
     atomic_write,
@@ -40,63 +40,75 @@ from twinbench.jsonl import (
     record_dict,
 )
 from twinbench.records import Item
-from twinbench.systems.fitted import fitted_fields
 
 Key = tuple[str, int, int]
 Task = tuple[Item, int, int]
 Numbers = npt.NDArray[np.int64]
 
 
-def task_keys(ids: Sequence[str], digest: str, trials: int, permutations: int) -> bytes:
-    """The `order_key` of every task, 16 bytes each; task `(trial * permutations +
-    permutation) * len(ids) + i` is item i's (trial, permutation), the order `RunPlan`
-    lists its tasks in before it sorts them."""
-    keys = bytearray()
-    for trial in range(trials):
-        for permutation in range(permutations):
-            for item_id in ids:
-                keys += order_key(digest, item_id, trial, permutation)
-    return bytes(keys)
-
-
-def plan_order(ids: Sequence[str], digest: str, trials: int, permutations: int) -> Numbers:
-    """The task numbers (see `task_keys`) in plan order."""
-    keys = np.frombuffer(task_keys(ids, digest, trials, permutations), dtype="S16")
-    # fixed-width bytes sort as Python sorts bytes; stable, as sorted() is for equal keys
-    return np.argsort(keys, kind="stable").astype(np.int64)
-
-
-@dataclass(frozen=True, eq=False)
-class PlanItems:
+class PlanItems(Protocol):
     """Every item of a plan as a shard needs them (see the module docstring)."""
 
-    #: every item id, in file order
-    ids: Sequence[str]
-    #: `runner.items_digest` of the items
+    #: how many items, their `runner.items_digest`, where they come from (FILE:LINE errors)
+    count: int
     digest: str
-    #: where the items come from (the lines, and FILE:LINE errors)
     source: Path
-    #: with an index: where each line of `source` starts, then its size
-    offsets: Numbers | None = None
-    #: without one: the items, loaded
-    loaded: Sequence[Item] = ()
-    #: with an index: `systems.fitted.fitted_fields` of the items, as it records them
-    fitted: dict[str, Any] | None = None
 
-    def lines(self, numbers: Numbers) -> list[bytes]:
-        """The JSON lines of the items `numbers` (0-based, ascending), as build writes them."""
-        if self.offsets is None:
-            return [dumps_line(record_dict(self.loaded[k])) for k in numbers.tolist()]
-        starts, ends = self.offsets[numbers].tolist(), self.offsets[numbers + 1].tolist()
-        with self.source.open("rb") as handle:
-            fd = handle.fileno()
-            return [
-                os.pread(fd, end - start, start) for start, end in zip(starts, ends, strict=True)
-            ]
+    def ids(self) -> Iterator[str]:
+        """Every item id, in file order."""
+        ...
+
+    def pick(self, numbers: Numbers) -> tuple[list[str], list[bytes]]:
+        """The ids and JSON lines (as build writes them) of items `numbers` (0-based, ascending)."""
+        ...
 
     def options(self) -> dict[str, Any]:
-        """`systems.fitted.fitted_fields` of every item."""
-        return self.fitted if self.fitted is not None else fitted_fields(self.loaded)
+        """`fitted.fitted_fields` of every item."""
+        ...
+
+
+class LoadedItems:
+    """`PlanItems` of items loaded whole (a benchmark without an index, a file, `--limit`)."""
+
+    def __init__(self, items: Sequence[Item], digest: str, source: Path) -> None:
+        self.items, self.count, self.digest, self.source = items, len(items), digest, source
+
+    def ids(self) -> Iterator[str]:
+        """Every item id, in file order."""
+        return (item.id for item in self.items)
+
+    def pick(self, numbers: Numbers) -> tuple[list[str], list[bytes]]:
+        """The ids and JSON lines of items `numbers` (0-based, ascending)."""
+        chosen = [self.items[n] for n in numbers.tolist()]
+        return [item.id for item in chosen], [dumps_line(record_dict(item)) for item in chosen]
+
+    def options(self) -> dict[str, Any]:
+        """`fitted.fitted_fields` of every item."""
+        return fitted_fields(self.items)
+
+
+def task_keys(items: PlanItems, trials: int, permutations: int) -> bytearray:
+    """The `order_key` of every task, 16 bytes each, the ids read once. Task
+    `(trial * permutations + permutation) * count + i` is item i's (trial, permutation), the
+    order `RunPlan` lists its tasks in before it sorts them."""
+    keys = bytearray(16 * items.count * trials * permutations)
+    variants = [
+        (trial, permutation, 16 * (trial * permutations + permutation) * items.count)
+        for trial in range(trials)
+        for permutation in range(permutations)
+    ]
+    for i, item_id in enumerate(items.ids()):
+        for trial, permutation, start in variants:
+            at = start + 16 * i
+            keys[at : at + 16] = order_key(items.digest, item_id, trial, permutation)
+    return keys
+
+
+def plan_order(items: PlanItems, trials: int, permutations: int) -> Numbers:
+    """The task numbers (see `task_keys`) in plan order."""
+    keys = np.frombuffer(task_keys(items, trials, permutations), dtype="S16")
+    # fixed-width bytes sort as Python sorts bytes; stable, as sorted() is for equal keys
+    return np.argsort(keys, kind="stable").astype(np.int64)
 
 
 @dataclass(frozen=True, eq=False)
@@ -115,7 +127,7 @@ class ShardSlice:
     numbers: Numbers
     #: one row (slot into ids and lines, trial, permutation) per task, in plan order
     tasks: Numbers
-    #: `systems.fitted.fitted_fields` of the whole plan's items
+    #: `fitted.fitted_fields` of the whole plan's items
     options: dict[str, Any]
     source: str
 
@@ -192,20 +204,21 @@ def cut(
     if count < 1 or not 0 <= index < count:
         raise ValueError(f"shard {index}/{count}: needs 0 <= I < N")
     if order is None:
-        order = plan_order(items.ids, items.digest, trials, permutations)
+        order = plan_order(items, trials, permutations)
     mine = order[index::count]
-    size = max(len(items.ids), 1)
+    size = max(items.count, 1)
     numbers, slots = np.unique(mine % size, return_inverse=True)
     variant = mine // size
     tasks = np.stack([slots.reshape(-1), variant // permutations, variant % permutations], axis=1)
+    ids, lines = items.pick(numbers)
     return ShardSlice(
         shard=shard,
         trials=trials,
         permutations=permutations,
-        count=len(items.ids),
+        count=items.count,
         digest=items.digest,
-        ids=tuple(items.ids[k] for k in numbers.tolist()),
-        lines=tuple(items.lines(numbers)),
+        ids=tuple(ids),
+        lines=tuple(lines),
         numbers=numbers + 1,
         tasks=tasks.astype(np.int64),
         options=items.options(),

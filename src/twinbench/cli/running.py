@@ -236,12 +236,12 @@ def run(
 
     Exit codes: 0 done; 2 bad input or a failed check request (nothing written); 3 finished
     with more error/invalid rows than --max-error-rate; 130 interrupted (resumable)."""
+    from twinbench.fitted import fitted_fields
     from twinbench.merging import parse_shard
     from twinbench.runner import RunPlan, load_benchmark
     from twinbench.shards import shard_slice
     from twinbench.systems import SystemOptions, make_system
     from twinbench.systems.base import ANSWER_FORMATS
-    from twinbench.systems.fitted import fitted_fields
 
     if answer_format is not None and answer_format not in ANSWER_FORMATS:
         raise InputError(f"--answer-format {answer_format!r}: expected letters or json")
