@@ -15,7 +15,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from twinbench.item_index import read_index
-from twinbench.runner import RunPlan, check_manifest, items_digest, read_items
+from twinbench.plan import RunPlan, items_digest
+from twinbench.runner import check_manifest, read_items
 from twinbench.slicing import LoadedItems, PlanItems, ShardSlice, cut, plan_order
 
 
