@@ -3,6 +3,7 @@ its slice: the same tasks in the same order, the same run.json, the same bytes."
 
 from __future__ import annotations
 
+import hashlib
 import json
 import pickle
 import shutil
@@ -11,6 +12,7 @@ from pathlib import Path
 import orjson
 import pytest
 
+from twinbench.blinding import order_key, order_keys
 from twinbench.builder import build
 from twinbench.fitted import form_codes
 from twinbench.item_index import INDEX_NAME, IndexedItems, write_index
@@ -70,6 +72,14 @@ def test_the_index_digest_is_the_items_digest(bench: Path) -> None:
         "benchmark_languages": sorted({item.language for item in items}),
         "form_codes": form_codes(items),
     }
+
+
+def test_order_keys_are_the_blake2b_of_the_task_text() -> None:
+    digest, ids = "ab" * 32, ["redaction:fin-018:u", "translation:x:ü"]
+    text = [f"{digest}\0{i}\0{2}\0{1}".encode() for i in ids]
+    expected = b"".join(hashlib.blake2b(t, digest_size=16).digest() for t in text)
+    assert order_keys(digest, ids, 2, 1) == expected
+    assert order_key(digest, ids[1], 2, 1) == expected[16:]
 
 
 def test_plan_order_is_the_order_of_a_plan_of_every_item(bench: Path) -> None:

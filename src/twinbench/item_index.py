@@ -86,19 +86,17 @@ class IndexedItems:
 
     def rows(self) -> Iterator[tuple[str, int, int]]:
         """(id, offset, length) of each item, in file order, read line by line."""
-        if not self.count:
-            return
+        lineno = 1
         with self.index.open("rb") as handle:
             handle.readline()
-            for lineno, line in enumerate(handle, start=2):
+            for lineno, line in zip(range(2, self.count + 2), handle, strict=False):
                 try:
                     item_id, offset, length = orjson.loads(line)
                 except (orjson.JSONDecodeError, ValueError, TypeError):
                     raise InputError(f"{self.index}:{lineno}: not [id, offset, length]") from None
                 yield item_id, offset, length
-                if lineno - 1 == self.count:
-                    return
-        raise InputError(f"{self.index}: fewer rows than the {self.count} items it declares")
+            if self.count and lineno != self.count + 1:
+                raise InputError(f"{self.index}: fewer lines than its {self.count} items")
 
     def ids(self) -> Iterator[str]:
         """Every item id, in file order."""

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Container, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 from typing import Any, Protocol, overload
 
@@ -30,7 +31,7 @@ import numpy.typing as npt
 import orjson
 from pydantic import ValidationError
 
-from twinbench.blinding import order_key
+from twinbench.blinding import order_keys
 from twinbench.fitted import fitted_fields
 from twinbench.jsonl import (
     InputError,
@@ -92,15 +93,15 @@ def task_keys(items: PlanItems, trials: int, permutations: int) -> bytearray:
     `(trial * permutations + permutation) * count + i` is item i's (trial, permutation), the
     order `RunPlan` lists its tasks in before it sorts them."""
     keys = bytearray(16 * items.count * trials * permutations)
-    variants = [
-        (trial, permutation, 16 * (trial * permutations + permutation) * items.count)
-        for trial in range(trials)
-        for permutation in range(permutations)
-    ]
-    for i, item_id in enumerate(items.ids()):
-        for trial, permutation, start in variants:
-            at = start + 16 * i
-            keys[at : at + 16] = order_key(items.digest, item_id, trial, permutation)
+    ids, first = items.ids(), 0
+    while chunk := list(islice(ids, 1 << 16)):
+        for trial in range(trials):
+            for permutation in range(permutations):
+                at = 16 * ((trial * permutations + permutation) * items.count + first)
+                keys[at : at + 16 * len(chunk)] = order_keys(
+                    items.digest, chunk, trial, permutation
+                )
+        first += len(chunk)
     return keys
 
 
