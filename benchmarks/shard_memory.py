@@ -9,8 +9,8 @@ a seeded order per copy, under new ids (`c00042/` before each id), written by
 subprocess under /usr/bin/time (wall time and peak RSS):
 
 - load all: `runner.load_benchmark` of every item (what every shard did before the index);
-- load 0/N: `shards.load_shard(..., (0, N))`, plus its slice's pickled size and unpickle time
-  (what a Ray task would receive);
+- load 0/N: `shards.load_shard(..., (0, N))`; then its slice pickled and unpickled (what a
+  Ray task would receive: size, seconds);
 - run 0/N: `twinbench run --shard 0/N -s always-answer`, end to end; then shards 1..N-1;
   and shard 0/N of the same items without the index (a folder built before it: the fallback,
   which loads every item);
@@ -53,17 +53,25 @@ print(f"{len(items)} items in {time.perf_counter() - start:.2f} s")
 """
 
 LOAD_SHARD = """
-import pickle, sys, time
+import sys, time
 from pathlib import Path
 from twinbench.shards import load_shard
 start = time.perf_counter()
 plan = load_shard(Path(sys.argv[1]), (0, int(sys.argv[2])))
-seconds = time.perf_counter() - start
-data = pickle.dumps(plan.part)
+print(f"{plan.task_count()} tasks in {time.perf_counter() - start:.2f} s")
+"""
+
+PICKLE_SHARD = """
+import pickle, sys, time
+from pathlib import Path
+from twinbench.shards import shard_slice
+part = shard_slice(Path(sys.argv[1]), (0, int(sys.argv[2])))
 start = time.perf_counter()
+data = pickle.dumps(part)
+middle = time.perf_counter()
 pickle.loads(data)
-print(f"{plan.task_count()} tasks in {seconds:.2f} s; slice pickled {len(data) / 1e6:.0f} MB, "
-      f"unpickled in {time.perf_counter() - start:.2f} s")
+print(f"{len(data) / 1e6:.0f} MB pickled in {middle - start:.2f} s, unpickled in "
+      f"{time.perf_counter() - middle:.2f} s")
 """
 
 IMPORTS = "import twinbench.cli, twinbench.shards, twinbench.merging"
@@ -192,6 +200,8 @@ def main() -> None:
             )
             row(size, "load all", [python, "-c", LOAD_ALL, str(bench)])
             row(size, f"load 0/{shards}", [python, "-c", LOAD_SHARD, str(bench), str(shards)])
+            pickled = [python, "-c", PICKLE_SHARD, str(bench), str(shards)]
+            row(size, f"load 0/{shards}, pickle and unpickle it", pickled)
             folders = [str(work / f"shard{k}") for k in range(shards)]
             row(size, f"run 0/{shards}", _run(bench, f"0/{shards}", folders[0]))
             rest = [measure(_run(bench, f"{k}/{shards}", folders[k])) for k in range(1, shards)]

@@ -30,7 +30,7 @@ import orjson
 from twinbench.blinding import order_key
 from twinbench.grader import check_response
 from twinbench.jsonl import InputError, atomic_write, write_json
-from twinbench.records import Response
+from twinbench.records import plainly_valid_response
 from twinbench.runrecord import RunRecord, load_run
 from twinbench.shards import open_items
 from twinbench.slicing import task_keys
@@ -121,18 +121,23 @@ def merge(folders: Sequence[Path], out: Path, benchmark: Path | None = None) -> 
     return record
 
 
-def _expected(source: Path, first: RunRecord) -> tuple[bytes, str]:
+def _expected(source: Path, first: RunRecord) -> tuple[bytearray, str]:
     """The plan's task keys in plan order (16 bytes each) and the items' digest."""
     items = open_items(source, first.items)
     if items.digest != first.items_sha256:
         raise InputError(f"{source}: not the benchmark the shards ran (items sha256 differs)")
-    keys = np.frombuffer(task_keys(items, first.trials, first.permutations), dtype="S16")
-    return np.sort(keys).tobytes(), items.digest
+    keys = task_keys(items, first.trials, first.permutations)
+    np.frombuffer(keys, dtype="S16").sort()  # in place: the plan order, 16 bytes a task
+    return keys, items.digest
 
 
-def _rows(path: Path, system: str) -> Iterator[tuple[int, bytes, Response]]:
-    """(line number, line, response) of each row of a shard's responses.jsonl, each checked
-    as a resume checks it."""
+#: one row of a shard: line number, line, (item id, trial, permutation), status
+Row = tuple[int, bytes, tuple[str, int, int], str]
+
+
+def _rows(path: Path, system: str) -> Iterator[Row]:
+    """The rows of a shard's responses.jsonl, each checked by the response rule (its fast
+    path, else the model) and for its system."""
     if not path.exists():
         return
     with path.open("rb") as handle:
@@ -147,14 +152,22 @@ def _rows(path: Path, system: str) -> Iterator[tuple[int, bytes, Response]]:
                 raise InputError(f"{path}:{lineno}: not a response line") from None
             if not isinstance(obj, dict):
                 raise InputError(f"{path}:{lineno}: not a response line")
-            row = check_response(str(path), lineno, obj)
-            if row.system != system:
-                raise InputError(f"{path}:{lineno}: a response of {row.system!r}, not {system!r}")
-            yield lineno, line, row
+            if not plainly_valid_response(obj):
+                obj = check_response(str(path), lineno, obj).model_dump()
+            if obj["system"] != system:
+                raise InputError(
+                    f"{path}:{lineno}: a response of {obj['system']!r}, not {system!r}"
+                )
+            key = (obj["item_id"], obj.get("trial", 0), obj.get("permutation", 0))
+            yield lineno, line, key, obj["status"]
 
 
 def _interleave(
-    paths: Sequence[Path], expected: bytes, digest: str, system: str, write: Callable[[bytes], Any]
+    paths: Sequence[Path],
+    expected: bytearray,
+    digest: str,
+    system: str,
+    write: Callable[[bytes], Any],
 ) -> Counter[str]:
     """Write the rows of shards 0..N-1 (`paths`) in plan order: position p is the next row of
     shard p % N, and must be the task whose key `expected` holds at p; returns the statuses."""
@@ -164,25 +177,28 @@ def _interleave(
     for position in range(len(expected) // 16):
         shard = position % count
         row = next(rows[shard], None)
-        if row is None or _key(digest, row[2]) != expected[16 * position : 16 * position + 16]:
+        if (
+            row is None
+            or order_key(digest, *row[2]) != expected[16 * position : 16 * (position + 1)]
+        ):
             raise InputError(_problem(paths[shard], (shard, count), expected, digest, system))
         write(row[1])
-        counts[row[2].status] += 1
+        counts[row[3]] += 1
     for shard, rest in enumerate(rows):
         if next(rest, None) is not None:
             raise InputError(_problem(paths[shard], (shard, count), expected, digest, system))
     return counts
 
 
-def _key(digest: str, row: Response) -> bytes:
-    return order_key(digest, row.item_id, row.trial, row.permutation)
-
-
-def _problem(path: Path, shard: tuple[int, int], expected: bytes, digest: str, system: str) -> str:
+def _problem(
+    path: Path, shard: tuple[int, int], expected: bytearray, digest: str, system: str
+) -> str:
     """Why `path` is not shard I/N's slice in plan order (read again: the refusal's path)."""
     index, count = shard
-    wanted = {expected[16 * p : 16 * p + 16] for p in range(index, len(expected) // 16, count)}
-    keys = [_key(digest, row) for _, _, row in _rows(path, system)]
+    wanted = {
+        bytes(expected[16 * p : 16 * p + 16]) for p in range(index, len(expected) // 16, count)
+    }
+    keys = [order_key(digest, *key) for _, _, key, _ in _rows(path, system)]
     got = set(keys)
     missing, extra, repeated = len(wanted - got), len(got - wanted), len(keys) - len(got)
     if missing or extra or repeated:
