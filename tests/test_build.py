@@ -230,7 +230,7 @@ def test_the_question_type_does_not_tell_the_family(
     than the best rule from the script alone, and the manifest records one mix for all."""
     from collections import Counter
 
-    from twinbench.systems.baselines import latin_script
+    from twinbench.fitted import latin_script
 
     _, result = default_build
     unanswerable = [i for i in result.public if not i.answerable]

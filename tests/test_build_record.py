@@ -41,7 +41,8 @@ def test_from_rebuilds_every_option_byte_for_byte(tmp_path: Path, runner: CliRun
     _invoke(runner, "--from", str(tmp_path / "a" / "manifest.json"), "--out", str(tmp_path / "b"))
 
     built, rebuilt = _files(tmp_path / "a"), _files(tmp_path / "b")
-    assert set(built) == {"items.jsonl", "holdout/items.jsonl", "manifest.json"}
+    files = {"items.jsonl", "items.index.jsonl", "holdout/items.jsonl", "manifest.json"}
+    assert set(built) == files
     assert rebuilt == built
     record = read_build_record(tmp_path / "b" / "manifest.json")
     assert record.options("manifest") == BuildOptions(

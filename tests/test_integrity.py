@@ -200,7 +200,7 @@ def test_a_benchmark_that_differs_from_its_manifest_is_refused(
 ) -> None:
     copy = tmp_path / "bench"
     copy.mkdir()
-    for name in ("items.jsonl", "manifest.json"):
+    for name in ("items.jsonl", "items.index.jsonl", "manifest.json"):
         (copy / name).write_bytes((bench / name).read_bytes())
     (copy / "holdout").mkdir()
     (copy / "holdout" / "items.jsonl").write_bytes((bench / "holdout" / "items.jsonl").read_bytes())

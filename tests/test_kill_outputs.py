@@ -48,7 +48,7 @@ def _killed(result: subprocess.CompletedProcess[str]) -> None:
     assert result.returncode == -signal.SIGKILL, result.stderr
 
 
-BENCH_FILES = ("items.jsonl", "holdout/items.jsonl", "manifest.json")
+BENCH_FILES = ("items.jsonl", "items.index.jsonl", "holdout/items.jsonl", "manifest.json")
 
 
 @pytest.mark.parametrize("point", POINTS)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -184,3 +186,69 @@ def test_a_manual_shard_records_its_share_of_the_limits(bench: Path, tmp_path: P
         "processes": 2,
         "this_process": {"concurrency": 1, "max_rps": 250.0, "max_tokens_per_s": None},
     }
+
+
+def _lines(path: Path) -> list[bytes]:
+    return path.read_bytes().splitlines(keepends=True)
+
+
+def test_merge_refuses_rows_that_are_not_the_shards_slice(bench: Path, tmp_path: Path) -> None:
+    runner = CliRunner()
+    for k in range(2):
+        _run(runner, bench, tmp_path / f"s{k}", "--shard", f"{k}/2")
+    first, second = (tmp_path / f"s{k}" / "responses.jsonl" for k in range(2))
+    a, b = _lines(first), _lines(second)
+    first.write_bytes(b"".join([b[0], *a[1:]]))  # shard 0's first row swapped for shard 1's
+    second.write_bytes(b"".join([a[0], *b[1:]]))
+    merge = ["merge", str(tmp_path / "s0"), str(tmp_path / "s1"), "--out", str(tmp_path / "m")]
+    swapped = runner.invoke(app, merge)
+    assert swapped.exit_code == 2
+    assert f"{first}: not shard 0/2's slice (1 missing, 1 not its own)" in swapped.output
+    first.write_bytes(b"".join(a[:-1]))  # shard 0 short of its last row
+    second.write_bytes(b"".join(b))
+    short = runner.invoke(app, merge)
+    assert short.exit_code == 2
+    assert f"{first}: not shard 0/2's slice (1 missing, 0 not its own)" in short.output
+    assert not (tmp_path / "m").exists()
+
+
+def test_a_shard_out_of_plan_order_is_refused_until_it_is_run_again(
+    bench: Path, tmp_path: Path
+) -> None:
+    runner = CliRunner()
+    _run(runner, bench, tmp_path / "single")
+    for k in range(2):
+        _run(runner, bench, tmp_path / f"s{k}", "--shard", f"{k}/2")
+    path = tmp_path / "s1" / "responses.jsonl"
+    in_order = path.read_bytes()
+    path.write_bytes(b"".join(reversed(_lines(path))))  # as a streamed shard once wrote it
+    merge = ["merge", str(tmp_path / "s0"), str(tmp_path / "s1"), "--out", str(tmp_path / "m")]
+    refused = runner.invoke(app, merge)
+    assert refused.exit_code == 2
+    assert f"{path}: shard 1/2's rows, but not in plan order" in refused.output
+    assert "run the shard's command again" in refused.output
+    _run(runner, bench, tmp_path / "s1", "--shard", "1/2")  # nothing to send: rewritten in order
+    assert path.read_bytes() == in_order
+    assert runner.invoke(app, merge).exit_code == 0
+    merged = read_rows(tmp_path / "m" / "responses.jsonl")
+    assert _strip(merged) == _strip(read_rows(tmp_path / "single" / "responses.jsonl"))
+
+
+def test_shards_of_a_benchmark_without_an_index_merge_into_the_single_run(
+    bench: Path, tmp_path: Path
+) -> None:
+    """A folder built before the items index: every shard loads every item, as before."""
+    old = tmp_path / "old"
+    shutil.copytree(bench, old)
+    (old / "items.index.jsonl").unlink()
+    manifest = json.loads((old / "manifest.json").read_text())
+    del manifest["files"]["items.index.jsonl"]
+    (old / "manifest.json").write_text(json.dumps(manifest))
+    runner = CliRunner()
+    _run(runner, bench, tmp_path / "single")
+    for k in range(3):
+        _run(runner, old, tmp_path / f"s{k}", "--shard", f"{k}/3")
+    merge = ["merge", *(str(tmp_path / f"s{k}") for k in range(3)), "--out", str(tmp_path / "m")]
+    assert runner.invoke(app, merge).exit_code == 0
+    merged = read_rows(tmp_path / "m" / "responses.jsonl")
+    assert _strip(merged) == _strip(read_rows(tmp_path / "single" / "responses.jsonl"))

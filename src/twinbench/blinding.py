@@ -30,8 +30,17 @@ from twinbench.records import Response
 
 def order_key(items_sha256: str, item_id: str, trial: int = 0, permutation: int = 0) -> bytes:
     """The sort key of one task in the blind order (see the module docstring)."""
-    text = f"{items_sha256}\0{item_id}\0{trial}\0{permutation}"
-    return hashlib.blake2b(text.encode(), digest_size=16).digest()
+    return order_keys(items_sha256, (item_id,), trial, permutation)
+
+
+def order_keys(
+    items_sha256: str, item_ids: Iterable[str], trial: int = 0, permutation: int = 0
+) -> bytes:
+    """`order_key` of (item id, trial, permutation) for each of `item_ids`, 16 bytes each:
+    the BLAKE2b of the UTF-8 text `items_sha256 NUL item_id NUL trial NUL permutation`."""
+    head, tail = f"{items_sha256}\0".encode(), f"\0{trial}\0{permutation}".encode()
+    blake2b = hashlib.blake2b
+    return b"".join([blake2b(head + i.encode() + tail, digest_size=16).digest() for i in item_ids])
 
 
 def _token(key: bytes, item_id: str) -> str:

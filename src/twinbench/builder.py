@@ -25,9 +25,11 @@ from twinbench.build_record import (
 )
 from twinbench.corpus import Corpus, load_corpus
 from twinbench.errata import Errata
+from twinbench.fitted import fitted_fields
 from twinbench.generators import Generator, Pair, generator_classes, registered
 from twinbench.generators.base import item_seed
 from twinbench.generators.registry import builtin
+from twinbench.item_index import INDEX_NAME, write_index
 from twinbench.jsonl import InputError, sha256_file, write_json, write_jsonl
 from twinbench.outputs import output_set
 from twinbench.partition import partition
@@ -397,7 +399,11 @@ def rebuild(manifest: Path, out: Path, progress: Progress | None = None) -> Buil
         built = Path(scratch) / "benchmark"
         result = build_benchmark(built, options, progress)
         files = result.manifest["files"]
-        differ = [n for n, digest in record.files.items() if files.get(n) != digest]
+        written = list(files)  # the order build writes them: items.jsonl first
+        names = sorted(
+            record.files, key=lambda n: written.index(n) if n in written else len(written)
+        )
+        differ = [n for n in names if files.get(n) != record.files[n]]
         if differ:
             raise InputError(
                 f"{manifest}: the rebuilt {', '.join(differ)} differ from the sha256 it "
@@ -414,14 +420,18 @@ def rebuild(manifest: Path, out: Path, progress: Progress | None = None) -> Buil
 def write_benchmark(
     out: Path, public: Sequence[Item], holdout: Sequence[Item], fields: dict[str, Any]
 ) -> dict[str, Any]:
-    """Write items.jsonl, holdout/items.jsonl and manifest.json as one set; return the manifest.
+    """Write items.jsonl, its index, holdout/items.jsonl and manifest.json as one set; return
+    the manifest.
 
-    The manifest records each file's sha256, and readers check it (`run.check_manifest`).
+    The manifest records each file's sha256, and readers check it (`run.check_manifest`). The
+    index (`item_index.py`) is what a shard reads instead of every item.
     """
-    names = ("items.jsonl", "holdout/items.jsonl")
+    names = ("items.jsonl", INDEX_NAME, "holdout/items.jsonl")
     with output_set(out) as stage:
         staged = {name: stage(name) for name in names}
         write_jsonl(staged["items.jsonl"], public)
+        ids = [item.id for item in public]
+        write_index(staged[INDEX_NAME], staged["items.jsonl"], ids, fitted_fields(public))
         write_jsonl(staged["holdout/items.jsonl"], holdout)
         manifest = {
             "schema": MANIFEST_SCHEMA,

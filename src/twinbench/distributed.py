@@ -35,23 +35,18 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from twinbench.jsonl import InputError, dumps_line, record_dict
 from twinbench.merging import merge
+from twinbench.plan import RunPlan, split_limits
 from twinbench.records import Item, Response
-from twinbench.runner import (
-    RunPlan,
-    close_session,
-    failure_verdict,
-    open_session,
-    send,
-    split_limits,
-)
+from twinbench.runner import close_session, failure_verdict, open_session, send
 from twinbench.runrecord import RunRecord, load_run, write_run
+from twinbench.slicing import write_in_order
 from twinbench.streaming import Pace
 from twinbench.systems.base import SystemCard, SystemOptions
 
@@ -134,8 +129,8 @@ def _secrets(options: SystemOptions) -> dict[str, str]:
     return {}
 
 
-def _chunks(tasks: list[Task], size: int) -> list[list[Task]]:
-    return [tasks[start : start + size] for start in range(0, len(tasks), size)]
+def _chunks(tasks: Sequence[Task], size: int) -> list[list[Task]]:
+    return [list(tasks[start : start + size]) for start in range(0, len(tasks), size)]
 
 
 def _finished(out: Path) -> RunRecord | None:
@@ -242,7 +237,8 @@ def run_on_ray(
             f"{len(failures)} chunk(s) failed after {RESTARTS} retries ({failures[0]}); every "
             f"finished chunk is in {out / 'shards'}: run the same command again to resume"
         )
-    for folder, (record, _), count in zip(folders, sessions, sent, strict=True):
+    for folder, part, (record, _), count in zip(folders, parts, sessions, sent, strict=True):
+        write_in_order(folder / "responses.jsonl", part.keys())  # what `merge` reads
         close_session(folder, record, count, seconds, None)
     merged = merge(folders, out, benchmark)
     rate, failed = failure_verdict(merged.counts or {}, max_error_rate)
@@ -261,7 +257,7 @@ def run_on_ray(
 
 
 def _interrupted(
-    folders: list[Path], sessions: list[tuple[RunRecord, list[Task]]], sent: list[int]
+    folders: list[Path], sessions: list[tuple[RunRecord, Sequence[Task]]], sent: list[int]
 ) -> None:
     for folder, (record, _), count in zip(folders, sessions, sent, strict=True):
         update = {"status": "interrupted", "sent_this_session": count}

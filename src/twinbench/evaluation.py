@@ -15,6 +15,7 @@ from pathlib import Path
 from twinbench.builder import BuildResult, balance_families
 from twinbench.builder import build as build_benchmark
 from twinbench.documents import Metrics, Report
+from twinbench.fitted import fitted_fields
 from twinbench.jsonl import InputError, dumps_json
 from twinbench.outputs import write_set
 from twinbench.records import Item
@@ -25,7 +26,6 @@ from twinbench.runner import run as run_plan
 from twinbench.runrecord import RunRecord
 from twinbench.systems import SystemOptions, make_system
 from twinbench.systems.base import System
-from twinbench.systems.baselines import form_codes
 
 #: pairs per family `eval` sends by default: a 2-core CPU run of smollm2 stays under 15 minutes
 EVAL_PAIRS_PER_FAMILY = 120
@@ -113,8 +113,7 @@ def evaluate(
     fitted = (options or SystemOptions()).model_copy(
         update={
             "seed": seed,
-            "benchmark_languages": tuple(sorted({i.language for i in items})),
-            "form_codes": form_codes(items),
+            **fitted_fields(items),
         }
     )
     chosen = [make_system(s, fitted) if isinstance(s, str) else s for s in given]

@@ -51,7 +51,8 @@ def read_text(path: Path | str) -> str:
 
 def sha256_file(path: Path) -> str:
     """The hex sha256 of a file's bytes (manifests record it; readers check it)."""
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    with path.open("rb") as handle:  # read in chunks: a 1 GB items.jsonl is not held
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 def _json_problem(path: Path, lineno: int, line: bytes, exc: Exception) -> InputError:

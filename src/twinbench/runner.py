@@ -10,6 +10,9 @@ count) gets them in that order. A killed run loses only what was in flight. On r
 file is read back, a torn last line (from a kill mid-write) is cut off, and every (item,
 trial, permutation) key already answered is skipped. `run.json` records the system card,
 versions, seeds, timings and counts, and is rewritten atomically at the start and the end.
+A shard (`--shard I/N`) is the exception to the file order: when it finishes, its file is
+rewritten in plan order (`slicing.write_in_order`: a temporary file, then a rename), which is
+how `merge` reads shards; a run of the whole plan keeps the order it wrote in.
 
 Nothing a system receives names the label (`blinding.py`): a request's `item_id` is an opaque
 per-run token that the runner maps back to the item id before writing, and the plan's order is
@@ -18,14 +21,11 @@ a pseudo-random one, fixed by the items.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import platform
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, replace
-from functools import cached_property
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
@@ -34,84 +34,20 @@ import numpy as np
 import orjson
 
 from twinbench import __version__
-from twinbench.blinding import OpaqueIds, order_key
+from twinbench.blinding import OpaqueIds
 from twinbench.grader import check_response
 from twinbench.jsonl import InputError, dumps_line, load_models, record_dict, sha256_file
 from twinbench.outputs import recover
+from twinbench.plan import RunPlan as RunPlan  # re-exported: the runner's callers import it
+from twinbench.plan import items_digest as items_digest
+from twinbench.plan import split_limits as split_limits
 from twinbench.records import ChoiceQuestion, Item, Response
 from twinbench.runrecord import RunRecord, load_run, write_run
+from twinbench.slicing import Key, task_ids, write_in_order
 from twinbench.streaming import Pace, stream, streams
 from twinbench.systems.base import Request, System, SystemCard
 
-Key = tuple[str, int, int]
 Progress = Callable[[int, int], None]
-
-
-@dataclass(frozen=True)
-class RunPlan:
-    """What to send: the items, trials and option permutations, in a fixed blind order."""
-
-    items: list[Item]
-    trials: int = 1
-    permutations: int = 1
-    batch_size: int = 16
-    #: streaming systems: at most this many requests in flight (default: the system's
-    #: --concurrency); requests per second and estimated prompt tokens per second, at most
-    window: int | None = None
-    max_rps: float | None = None
-    max_tokens_per_s: float | None = None
-    #: (I, N): only the tasks at plan positions p with p % N == I
-    shard: tuple[int, int] | None = None
-    #: what run.json records of the limits when this process has a share of a whole run's
-    #: (`split_limits`); None: the limits above are the whole run's
-    limits: dict[str, Any] | None = None
-
-    @cached_property
-    def _order(self) -> list[tuple[Item, int, int]]:
-        digest = items_digest(self.items)
-        tasks = [
-            (item, trial, permutation)
-            for trial in range(self.trials)
-            for permutation in range(self.permutations)
-            for item in self.items
-        ]
-        return sorted(tasks, key=lambda task: order_key(digest, task[0].id, task[1], task[2]))
-
-    def all_tasks(self) -> Iterator[tuple[Item, int, int]]:
-        """Every (item, trial, permutation) of the whole plan, in plan order: sorted by
-        `blinding.order_key`, so a task's position says nothing of its label."""
-        yield from self._order
-
-    def tasks(self) -> Iterator[tuple[Item, int, int]]:
-        """This run's tasks in sending order (its shard's slice of the plan, if sharded)."""
-        if self.shard is None:
-            yield from self.all_tasks()
-            return
-        index, count = self.shard
-        for position, task in enumerate(self.all_tasks()):
-            if position % count == index:
-                yield task
-
-
-def split_limits(plan: RunPlan, window: int, index: int, parts: int) -> RunPlan:
-    """`plan` for process `index` of `parts` that run one plan under its whole-run limits:
-    an exact share of the window (`window` in all; at least 1 each) and of each rate.
-
-    Each process gets max_rps / parts and max_tokens_per_s / parts, so the processes
-    together never pass the limits however the work is spread; run.json records the whole
-    run's limits and this process's share."""
-    base, extra = divmod(window, parts)
-    mine = max(1, base + (1 if index < extra else 0))
-    rps = None if plan.max_rps is None else plan.max_rps / parts
-    tps = None if plan.max_tokens_per_s is None else plan.max_tokens_per_s / parts
-    whole = {
-        "concurrency": window,
-        "max_rps": plan.max_rps,
-        "max_tokens_per_s": plan.max_tokens_per_s,
-    }
-    share = {"concurrency": mine, "max_rps": rps, "max_tokens_per_s": tps}
-    limits = {"whole_run": whole, "processes": parts, "this_process": share}
-    return replace(plan, window=mine, max_rps=rps, max_tokens_per_s=tps, limits=limits)
 
 
 def load_benchmark(folder: Path, limit: int | None = None) -> list[Item]:
@@ -125,6 +61,11 @@ def load_benchmark(folder: Path, limit: int | None = None) -> list[Item]:
         path = folder / "items.jsonl"
     else:
         path = folder
+    return read_items(path, limit)
+
+
+def read_items(path: Path, limit: int | None = None) -> list[Item]:
+    """The items of an items.jsonl, first `limit` of them (no manifest check)."""
     items = [item for _, item in load_models(path, Item)]
     return items[:limit] if limit is not None else items
 
@@ -160,14 +101,6 @@ def run_languages(folder: Path, override: tuple[str, ...] | None = None) -> tupl
         return override
     record = load_run(folder)
     return record.languages if record is not None else ("en",)
-
-
-def items_digest(items: Sequence[Item]) -> str:
-    """sha256 over the items as JSON lines: what a run was asked, to check on resume."""
-    digest = hashlib.sha256()
-    for item in items:
-        digest.update(dumps_line(record_dict(item)))
-    return digest.hexdigest()
 
 
 def request_for(item: Item, trial: int, permutation: int, item_id: str) -> Request:
@@ -366,7 +299,7 @@ def open_session(
     seed: int,
     benchmark: Path | None,
     retry_errors: bool,
-) -> tuple[RunRecord, list[tuple[Item, int, int]]]:
+) -> tuple[RunRecord, Sequence[tuple[Item, int, int]]]:
     """A session's start in run folder `out`: its run.json record (not yet written) and the
     plan's tasks still to send. A folder of another system or plan is refused; a torn tail
     is cut; with `retry_errors`, the `error` rows are dropped (to be sent again)."""
@@ -379,8 +312,8 @@ def open_session(
         seed=seed,
         trials=plan.trials,
         permutations=plan.permutations,
-        items=len(plan.items),
-        items_sha256=items_digest(plan.items),
+        items=plan.count,
+        items_sha256=plan.digest,
         status="running",
         benchmark=None if benchmark is None else str(benchmark.resolve()),
         shard=None if plan.shard is None else f"{plan.shard[0]}/{plan.shard[1]}",
@@ -391,7 +324,7 @@ def open_session(
     read_done(responses_path, card.name)  # refuses a foreign or broken file first
     resent = drop_failures(responses_path) if retry_errors else 0
     done, _ = read_done(responses_path, card.name)
-    pending = [k for k in plan.tasks() if (k[0].id, k[1], k[2]) not in done]
+    pending = plan.pending(done)
     earlier = previous.resent_errors if previous is not None else 0
     record = record.model_copy(
         update={"resumed_from": len(done), "resent_errors": earlier + resent}
@@ -447,10 +380,10 @@ def run(
     (`retry_errors`). A streaming (HTTP) system first gets one request alone (`check`): a
     reply with status `error` raises CheckFailed before anything is written. With
     `max_error_rate`, run.json's `failed` says why when more of the rows are `error` or
-    `invalid`."""
+    `invalid`. A finished shard's responses.jsonl is rewritten in plan order."""
     record, pending = open_session(out, system.card, plan, seed, benchmark, retry_errors)
     responses_path = out / "responses.jsonl"
-    ids = OpaqueIds(item.id for item, _, _ in pending)  # this session's key, in memory only
+    ids = OpaqueIds(task_ids(pending))  # this session's key, in memory only
     checked: list[Response] = []
     if check and pending and streams(system):
         checked.append(_check(system, request_for(*pending[0], ids.token(pending[0][0].id))))
@@ -480,6 +413,8 @@ def run(
         update = {"status": "interrupted", "sent_this_session": sent}
         write_run(out, record.model_copy(update=update | {"seconds_this_session": seconds}))
         raise
+    if plan.shard is not None:  # in plan order, which `merge` reads shards in
+        write_in_order(responses_path, plan.keys())
     seconds = time.perf_counter() - started
     return close_session(out, record, sent, seconds, max_error_rate)
 

@@ -9,8 +9,8 @@ import pytest
 from twinbench import api
 from twinbench.builder import build
 from twinbench.evaluation import eval_slice
+from twinbench.fitted import form_codes, latin_script
 from twinbench.systems import SystemOptions, make_system
-from twinbench.systems.baselines import form_codes, latin_script
 
 
 def test_the_script_check() -> None:

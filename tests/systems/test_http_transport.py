@@ -77,9 +77,7 @@ def test_the_streaming_path_holds_256_in_flight_and_close_ends_it() -> None:
 def test_the_url_goes_out_as_given() -> None:
     with serve_raw(lambda h, hit: send(h, 200, OK_BODY)) as (url, hits):
         base = f"{url}/v1?sig=a%2Fb%3D%3D&x=1+2"
-        out = make_system("openai", SystemOptions(base_url=base, retries=0)).respond(
-            _requests(1)
-        )
+        out = make_system("openai", SystemOptions(base_url=base, retries=0)).respond(_requests(1))
     assert out[0].status == "ok"
     assert hits[0].path == "/v1/chat/completions?sig=a%2Fb%3D%3D&x=1+2"
     assert hits[0].headers["Content-Type"] == "application/json"
@@ -107,9 +105,7 @@ def test_a_proxy_in_the_environment_is_used_and_no_proxy_is_honoured(
         monkeypatch.delenv("http_proxy", raising=False)
         monkeypatch.delenv("NO_PROXY", raising=False)
         monkeypatch.delenv("no_proxy", raising=False)
-        via = make_system("openai", SystemOptions(base_url=target, retries=0)).respond(
-            _requests(1)
-        )
+        via = make_system("openai", SystemOptions(base_url=target, retries=0)).respond(_requests(1))
         monkeypatch.setenv("NO_PROXY", "127.0.0.1")
         direct = make_system("openai", SystemOptions(base_url=target, retries=0)).respond(
             _requests(1)

@@ -90,7 +90,7 @@ def _run_system(
 ) -> RunRecord:
     from twinbench.runner import run as run_plan
 
-    total = sum(1 for _ in plan.tasks())
+    total = plan.task_count()
     bar = _progress_bar()  # started at the first response: a failed check prints one line
     task = bar.add_task(f"{system.card.name}", total=total, rate="")
     started = [0.0, 0]
@@ -253,16 +253,38 @@ def run(
 
     Exit codes: 0 done; 2 bad input or a failed check request (nothing written); 3 finished
     with more error/invalid rows than --max-error-rate; 130 interrupted (resumable)."""
+    from twinbench.fitted import fitted_fields
     from twinbench.merging import parse_shard
     from twinbench.runner import RunPlan, load_benchmark, split_limits
+    from twinbench.shards import shard_slice
     from twinbench.systems import SystemOptions, make_system
     from twinbench.systems.base import ANSWER_FORMATS
 
     if answer_format is not None and answer_format not in ANSWER_FORMATS:
         raise InputError(f"--answer-format {answer_format!r}: expected letters or json")
-    items = load_benchmark(benchmark, limit)
-    from twinbench.systems.baselines import form_codes
-
+    if shard is not None and executor == "local":  # the slice only (shards.py)
+        part = shard_slice(benchmark, parse_shard(shard), trials, permutations, limit)
+        plan = RunPlan.of_slice(
+            part,
+            batch_size=batch_size,
+            window=concurrency,
+            max_rps=max_rps,
+            max_tokens_per_s=max_tokens_per_s,
+        )
+        fitted = part.options
+    else:
+        items = load_benchmark(benchmark, limit)
+        plan = RunPlan(
+            items,
+            trials=trials,
+            permutations=permutations,
+            batch_size=batch_size,
+            window=concurrency,
+            max_rps=max_rps,
+            max_tokens_per_s=max_tokens_per_s,
+            shard=None if shard is None else parse_shard(shard),
+        )
+        fitted = fitted_fields(items)
     options = SystemOptions(
         base_url=base_url,
         model=model,
@@ -270,23 +292,12 @@ def run(
         timeout_s=timeout,
         concurrency=concurrency,
         seed=seed,
-        benchmark_languages=tuple(sorted({i.language for i in items})),
-        form_codes=form_codes(items),
+        **fitted,
         logprobs=logprobs,
         answer_format=answer_format,
     )
     chosen = make_system(system, options)  # bad options are refused before any note
     _warn_unnamed_model([system], model)
-    plan = RunPlan(
-        items,
-        trials=trials,
-        permutations=permutations,
-        batch_size=batch_size,
-        window=concurrency,
-        max_rps=max_rps,
-        max_tokens_per_s=max_tokens_per_s,
-        shard=None if shard is None else parse_shard(shard),
-    )
     if plan.shard is not None:  # the limits are the whole run's: this shard takes its share
         plan = split_limits(plan, concurrency, *plan.shard)
     if executor == "ray" or executor.startswith("ray="):

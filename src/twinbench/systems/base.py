@@ -51,7 +51,7 @@ class SystemOptions(BaseModel):
     seed: int = 0
     benchmark_languages: tuple[str, ...] = ("en",)
     #: the `abstain-by-form` reference's rule fitted to the benchmark (question type -> code;
-    #: `baselines.form_codes`); no other system reads it
+    #: `fitted.form_codes`); no other system reads it
     form_codes: dict[str, str] = Field(default_factory=dict)
     #: ask an OpenAI-compatible server for the answer tokens' log-probabilities
     logprobs: bool = False

@@ -4,14 +4,13 @@ abstain-by-form, the reference for what reading no meaning gets on the headline.
 from __future__ import annotations
 
 import hashlib
-import unicodedata
-from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
+from twinbench.fitted import latin_script
 from twinbench.jsonl import InputError
-from twinbench.records import FAMILIES, Item, ReasonCode, Response
+from twinbench.records import ReasonCode, Response
 from twinbench.systems.base import Request, SystemCard, SystemOptions, response
 from twinbench.systems.prompt import answer_choices
 
@@ -87,29 +86,6 @@ class AlwaysAnswer:
             value = (1.0 if answer else 0.0) if isinstance(answer, bool) else answer
             out.append(response(req, self.card.name, abstain=False, answer=value, latency_ms=0.0))
         return out
-
-
-def latin_script(text: str) -> bool:
-    """Whether most letters of `text` are Latin (a script check, not language identification)."""
-    letters = [ch for ch in text if ch.isalpha()]
-    latin = sum(unicodedata.name(ch, "").startswith("LATIN") for ch in letters)
-    return 2 * latin >= len(letters)
-
-
-def form_codes(items: Iterable[Item]) -> dict[str, str]:
-    """The abstain-by-form rule fitted to a benchmark: per question type, the family most of
-    its Latin-script unanswerable items belong to (ties: the first family in FAMILIES order).
-
-    It reads the benchmark's labels on purpose: it is the best a rule that sees only the form
-    (question type, script) can do on this benchmark, the reference row of every report."""
-    counts: dict[str, Counter[str]] = {}
-    for item in items:
-        if not item.answerable and latin_script(item.state):
-            counts.setdefault(item.question.type, Counter())[item.family.value] += 1
-    return {
-        kind: max(FAMILIES, key=lambda f: (tally[f], -FAMILIES.index(f)))
-        for kind, tally in sorted(counts.items())
-    }
 
 
 class AbstainByForm:
