@@ -1,7 +1,7 @@
 """Shards at 100k and 1M items: wall time and peak RSS of loading, running and merging.
 
 Usage: python benchmarks/shard_memory.py [--sizes 100000,1000000] [--shards 10] [--seed 0]
-                                          [--work DIR]
+                                          [--work DIR] [--no-fallback]
 For each size, writes a synthetic benchmark into a temp folder under DIR (default /tmp,
 deleted at the end): copies of the default build's items (`twinbench build`), pair by pair in
 a seeded order per copy, under new ids (`c00042/` before each id), written by
@@ -176,6 +176,9 @@ def main() -> None:
     parser.add_argument("--shards", type=int, default=10)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--work", type=Path, default=Path("/tmp"))
+    parser.add_argument(
+        "--no-fallback", action="store_true", help="skip the shard without the index"
+    )
     args = parser.parse_args()
     python, shards = sys.executable, args.shards
     print(
@@ -211,8 +214,10 @@ def main() -> None:
                 f"{os.getloadavg()[0]:.1f} |",
                 flush=True,
             )
-            old = _without_index(bench, work / "old")
-            row(size, f"run 0/{shards}, no index", _run(old, f"0/{shards}", str(work / "old0")))
+            if not args.no_fallback:
+                old = _without_index(bench, work / "old")
+                fallback = _run(old, f"0/{shards}", str(work / "old0"))
+                row(size, f"run 0/{shards}, no index", fallback)
             merged = str(work / "merged")
             row(
                 size,

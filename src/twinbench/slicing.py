@@ -73,6 +73,7 @@ class LoadedItems:
 
     def __init__(self, items: Sequence[Item], digest: str, source: Path) -> None:
         self.items, self.count, self.digest, self.source = items, len(items), digest, source
+        self.fitted: dict[str, Any] | None = None
 
     def ids(self) -> Iterator[str]:
         """Every item id, in file order."""
@@ -84,8 +85,10 @@ class LoadedItems:
         return [item.id for item in chosen], [dumps_line(record_dict(item)) for item in chosen]
 
     def options(self) -> dict[str, Any]:
-        """`fitted.fitted_fields` of every item."""
-        return fitted_fields(self.items)
+        """`fitted.fitted_fields` of every item (computed once: each shard's slice asks)."""
+        if self.fitted is None:
+            self.fitted = fitted_fields(self.items)
+        return self.fitted
 
 
 def task_keys(items: PlanItems, trials: int, permutations: int) -> bytearray:
